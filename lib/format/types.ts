@@ -1,0 +1,53 @@
+/**
+ * Types shared by the chat format, the environments and the trainers.
+ * Kept in one small file so that every part of lib agrees on what a message and a tool call are.
+ */
+
+export type Role = 'system' | 'user' | 'assistant';
+
+/** One chat message, as in ChatML (DESIGN A.2). Observations are user messages holding <tool_response> blocks. */
+export interface Message {
+  role: Role;
+  content: string;
+}
+
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+/** A parsed function call: `{"name": ..., "arguments": {...}}` or `name(arg=value, ...)`. */
+export interface ToolCall {
+  name: string;
+  arguments: { [key: string]: JsonValue };
+}
+
+/**
+ * The two call syntaxes of the study: tagged JSON (`<tool_call>{"name": .., "arguments": {..}}</tool_call>`,
+ * the training format) and the python-list syntax `[func(arg=value), ...]` (format-OOD, DESIGN A.7).
+ */
+export type CallSyntax = 'json' | 'python';
+
+export type ParamType = 'string' | 'integer' | 'number' | 'boolean' | 'array';
+
+export interface ParamSpec {
+  name: string;
+  type: ParamType;
+  required: boolean;
+}
+
+/** A function offered to the model in the system prompt's <tools> block. */
+export interface ToolSpec {
+  name: string;
+  /** A few words; the model matches them against the user's request. */
+  description: string;
+  params: ParamSpec[];
+}
+
+/**
+ * Structural state of one assistant message (DESIGN A.5); see classifyMessage for the exact rules.
+ * - healthyCall: one or more well-formed tool calls and nothing else
+ * - healthyResponse: plain text for the user, no tags or call syntax
+ * - pollution: call syntax or tags mixed with free text, JSON without tags, python-style calls in the JSON format
+ * - fullCollapse: degenerate control-token output (bare `<tool_call>` then end, empty, repeated tags)
+ */
+export type StructuralState = 'healthyCall' | 'healthyResponse' | 'pollution' | 'fullCollapse';
+
+export const STRUCTURAL_STATES: StructuralState[] = ['healthyCall', 'healthyResponse', 'pollution', 'fullCollapse'];
