@@ -17,6 +17,15 @@ export class Rng {
     this.state = (z ^ (z >>> 16)) >>> 0;
   }
 
+  /** The generator's whole state, for checkpoints (resume continues the exact same stream). */
+  getState(): number {
+    return this.state;
+  }
+
+  setState(state: number): void {
+    this.state = state >>> 0;
+  }
+
   /** Uniform float in [0, 1). */
   next(): number {
     let t = (this.state = (this.state + 0x6d2b79f5) >>> 0);

@@ -22,6 +22,12 @@ export interface CommandSpec {
 
 export class UsageError extends Error {}
 
+/** A subcommand: its option spec and what it does with the parsed options. */
+export interface Command {
+  spec: CommandSpec;
+  run(args: ParsedArgs): Promise<void>;
+}
+
 export type ParsedArgs = Record<string, string | number | boolean | string[] | undefined>;
 
 /** Parse argv (after the command name) against a command spec; throws UsageError naming the argument. */

@@ -1,0 +1,74 @@
+/**
+ * `toolrl eval`: greedy evaluation of a checkpoint, or of the scripted teacher (which must score 1.0: it
+ * checks the world, the checker and the harness end to end). `--constrained` runs the capability probe:
+ * the same checkpoint, decoding with only structurally impossible continuations forbidden.
+ */
+import * as path from 'path';
+import { loadTokenizer } from '../format/tokenizer';
+import { STRUCTURAL_STATES, StructuralState } from '../format/types';
+import { loadCheckpoint } from '../model/checkpoint';
+import { loadTasks } from '../envs/data';
+import { evaluatePolicy, teacherPolicy } from '../envs/evaluate';
+import { Task } from '../envs/task';
+import { evaluateModel } from '../train/evaluate';
+import { structuralMask } from '../train/rollout';
+import { perCategory } from '../experiments/runner';
+import { ProgressBar } from './progress';
+import { activeBackend } from '../backend';
+
+export type EvalSplit = 'id' | 'format_ood' | 'content_ood';
+
+export interface EvalReport {
+  split: EvalSplit;
+  policy: string;
+  backend: string | null;
+  constrained: boolean;
+  perCategory: Record<string, { n: number; accuracy: number }>;
+  mean: number;
+  states: Record<StructuralState, number>;
+  seconds: number;
+}
+
+export function splitTasks(split: EvalSplit, dataDir: string): Task[] {
+  return loadTasks(split === 'id' ? 'test' : split, dataDir);
+}
+
+export async function runEval(opts: { checkpoint?: string; split: EvalSplit; limit: number; constrained: boolean;
+  dataDir: string; progress: boolean }): Promise<EvalReport> {
+  const t0 = Date.now();
+  const tasks = perCategory(splitTasks(opts.split, opts.dataDir), opts.limit);
+  const syntax = opts.split === 'format_ood' ? 'python' : 'json';
+  const bar = new ProgressBar({ total: tasks.length, label: `eval ${opts.split}`, silent: !opts.progress });
+  const onProgress = (done: number) => bar.update(done);
+  let res;
+  if (opts.checkpoint === undefined) {
+    res = await evaluatePolicy(tasks, teacherPolicy(), { syntax, onProgress });
+  } else {
+    const tok = loadTokenizer(path.join(opts.dataDir, 'vocab.json'));
+    const { model } = loadCheckpoint(opts.checkpoint, { expectVocabFingerprint: tok.fingerprint });
+    try {
+      res = evaluateModel(model, tok, tasks, { syntax, onProgress, logitMask: opts.constrained ? structuralMask(tok) : undefined });
+    } finally {
+      model.dispose();
+    }
+  }
+  bar.finish(`mean ${res.mean.toFixed(3)}`);
+  return {
+    split: opts.split,
+    policy: opts.checkpoint ?? 'teacher',
+    backend: opts.checkpoint === undefined ? null : activeBackend(),
+    constrained: opts.constrained,
+    perCategory: res.perCategory,
+    mean: res.mean,
+    states: res.states,
+    seconds: (Date.now() - t0) / 1000,
+  };
+}
+
+export function formatEval(r: EvalReport): string {
+  const lines = [`${r.policy} on ${r.split}${r.constrained ? ' (constrained decoding)' : ''}`];
+  for (const [c, v] of Object.entries(r.perCategory)) lines.push(`  ${c.padEnd(14)} ${v.accuracy.toFixed(3)}  (n=${v.n})`);
+  lines.push(`  ${'mean'.padEnd(14)} ${r.mean.toFixed(3)}`);
+  lines.push('  states: ' + STRUCTURAL_STATES.map((s) => `${s} ${(r.states[s] * 100).toFixed(1)}%`).join(', '));
+  return lines.join('\n');
+}

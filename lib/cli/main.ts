@@ -1,0 +1,54 @@
+/**
+ * `toolrl`: the command line of toolrl-collapse.
+ *
+ *   toolrl data                       regenerate the committed splits under data/
+ *   toolrl eval   --checkpoint DIR | --policy teacher  [--split id|format_ood|content_ood] [--json]
+ *   toolrl bench  [--json]            throughput of the default model on the active backend
+ *   toolrl run    --config NAME [--preset P] [--seed N] [--set k=v ...] [--out DIR]
+ *   toolrl reproduce [--preset smoke|quick|full] [--out DIR]
+ *
+ * Errors go to stderr with a non-zero exit and name what was wrong.
+ */
+import { UsageError, commandHelp, parseArgs } from './args';
+import { COMMANDS } from './commands';
+
+function usage(): string {
+  const lines = ['usage: toolrl <command> [options]', '', 'commands:'];
+  for (const c of COMMANDS) lines.push(`  ${c.spec.name.padEnd(11)}${c.spec.summary}`);
+  lines.push('', 'toolrl <command> --help shows the options of a command.');
+  return lines.join('\n');
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(usage() + '\n');
+    return name ? 0 : 2;
+  }
+  const cmd = COMMANDS.find((c) => c.spec.name === name);
+  if (!cmd) {
+    process.stderr.write(`toolrl: unknown command "${name}"\n\n${usage()}\n`);
+    return 2;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stdout.write(commandHelp(cmd.spec) + '\n');
+    return 0;
+  }
+  try {
+    await cmd.run(parseArgs(cmd.spec, rest));
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`toolrl ${err.message}\n`);
+      return 2;
+    }
+    const msg = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`toolrl ${name}: error: ${msg}\n`);
+    if (process.env.TOOLRL_DEBUG && err instanceof Error && err.stack) process.stderr.write(err.stack + '\n');
+    return 1;
+  }
+}
+
+main(process.argv.slice(2)).then((code) => {
+  process.exitCode = code;
+});

@@ -1,0 +1,51 @@
+/**
+ * The control-token probe (DESIGN A.5). The paper's code appends `<|im_start|>assistant\n<tool_call>` to
+ * prompts and reads the next-token distribution. Three probabilities tell the story:
+ *   p(`{"`)          the healthy start of a JSON call,
+ *   p(`<|im_end|>`)  closing the message at once: the collapse signature,
+ *   p(`<tool_call>`) repeating the tag.
+ * In our tokenizer each is a single token and our canonical call has no newline after `<tool_call>`, so the
+ * probe position is the token right after it.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { GPT } from '../model/gpt';
+import { Tokenizer } from '../format/tokenizer';
+import { renderConversation, ASSISTANT_PREFIX } from '../format/chat';
+import { IM_END, JSON_OPEN, TOOL_CALL_OPEN } from '../format/tokens';
+import { Message } from '../format/types';
+
+export interface ProbeResult {
+  /** Mean p(`{"`) over the probe prompts. */
+  pJsonOpen: number;
+  /** Mean p(`<|im_end|>`). */
+  pImEnd: number;
+  /** Mean p(`<tool_call>`). */
+  pToolCall: number;
+}
+
+/** The three probe token ids in a fixed order: `{"`, `<|im_end|>`, `<tool_call>`. */
+export function probeTokenIds(tokenizer: Tokenizer): [number, number, number] {
+  return [tokenizer.id(JSON_OPEN), tokenizer.id(IM_END), tokenizer.id(TOOL_CALL_OPEN)];
+}
+
+/** Token ids of the probe contexts: each prompt (system + first user turn) + `<|im_start|>assistant\n<tool_call>`. */
+export function probeContexts(tokenizer: Tokenizer, prompts: Message[][]): number[][] {
+  return prompts.map((msgs) => tokenizer.encode(renderConversation(msgs) + ASSISTANT_PREFIX + TOOL_CALL_OPEN));
+}
+
+/** Run the probe: one batched pass through a fresh KV cache (no gradient). */
+export function runProbe(model: GPT, tokenizer: Tokenizer, contexts: number[][]): ProbeResult {
+  if (contexts.length === 0) throw new Error('runProbe: no probe contexts');
+  const ids = probeTokenIds(tokenizer);
+  const cache = model.createCache(contexts.length);
+  try {
+    const probs = tf.tidy(() => {
+      const logits = model.append(cache, contexts); // [N, V] at each context's last token
+      return tf.softmax(logits).arraySync() as number[][];
+    });
+    const mean = (k: number) => probs.reduce((a, row) => a + row[ids[k]], 0) / probs.length;
+    return { pJsonOpen: mean(0), pImEnd: mean(1), pToolCall: mean(2) };
+  } finally {
+    cache.dispose();
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * The general tool-use corpus: our stand-in for ToolACE (DESIGN A.6 "ACE-SFT", B "base instruct checkpoint").
+ *
+ * Conversations in the chat format of A.2, mostly single-turn: a system prompt with 3-6 tools, a request, one
+ * or two tool-call messages with plausible JSON results, and a short reply. Some requests need no tool (plain
+ * reply), some lack a required value (the reply asks for it, in words unlike the task refusals), a minority are
+ * multi-turn, and a share use the training world's functions with phrasings the task generator never uses.
+ * The aim is partial, not full, skill on the world after SFT (5-40% accuracy).
+ */
+import type { CallSyntax, JsonValue, Message, ToolCall, ToolSpec } from '../format/types';
+import { renderSystemPrompt, renderToolResponses } from '../format/chat';
+import { renderToolCalls } from '../format/toolcall';
+import { Rng } from '../prng';
+import { toText } from './families/base';
+import { FAMILIES, TRAIN_FAMILIES, createFamily } from './families';
+import { SYNTH_FUNCTIONS, SynthFunction } from './corpus_apis';
+import { WORLD_REQUESTS } from './corpus_world';
+import { lowerFirst, say } from './intents/common';
+
+export interface CorpusConfig {
+  /** Number of conversations. Default 3000. */
+  n: number;
+  /** Share of two-turn conversations among synthetic tool conversations. Default 0.15. */
+  multiTurnShare: number;
+  /** Share of conversations using the training world's functions (other phrasings). Default 0.2. */
+  worldFunctionShare: number;
+  /** Share of requests no tool can serve (plain reply). Default 0.1. */
+  noToolShare: number;
+  /** Share of requests missing a required value (the reply asks for it). Default 0.1. */
+  askShare: number;
+  /**
+   * Share of synthetic conversations posed in the python-list syntax. Default 0.1: a pretrained instruct model
+   * has seen python calls, so format-OOD (DESIGN A.7) tests a known-but-untrained format, not unseen tokens.
+   */
+  pythonShare: number;
+  seed: number;
+}
+
+export const defaultCorpusConfig: CorpusConfig = {
+  n: 3000,
+  multiTurnShare: 0.15,
+  worldFunctionShare: 0.2,
+  noToolShare: 0.1,
+  askShare: 0.1,
+  pythonShare: 0.1,
+  seed: 7,
+};
+
+export type CorpusKind = 'tool' | 'multi' | 'world' | 'no_tool' | 'ask';
+
+export interface CorpusConversation {
+  id: string;
+  kind: CorpusKind;
+  syntax: CallSyntax;
+  messages: Message[];
+}
+
+const REPLIES = ['All set.', 'Here you go.', 'Finished.', 'That is done.', 'Here is the result.', 'It is ready.', 'Done.'];
+const NO_TOOL_ASKS = ['tell me a joke.', 'write a poem about the sea.', 'can you paint my house?', 'fix my bike, please.', 'what is the meaning of life?', 'sing me a song.', 'how are you today?', 'clean my room for me.'];
+const NO_TOOL_REPLIES = ['Sorry, I cannot do that with the available functions.', 'None of my functions can help with that.', 'I am not able to do that here.', 'Sorry, I cannot help with that.'];
+const ASK_TEMPLATES = ['can you {desc} for me?', 'I want to {desc}.', 'please {desc}.'];
+
+function toolList(rng: Rng, needed: ToolSpec[], others: ToolSpec[]): ToolSpec[] {
+  const names = new Set(needed.map((t) => t.name));
+  const pool = others.filter((t) => !names.has(t.name));
+  const k = Math.max(0, Math.min(pool.length, rng.int(3, 6) - needed.length));
+  return rng.shuffle(needed.concat(rng.sample(pool, k)));
+}
+
+function synthCall(rng: Rng, f: SynthFunction): { text: string; call: ToolCall; result: string } {
+  const args: { [k: string]: JsonValue } = {};
+  for (const p of f.params) args[p.name] = p.gen(rng);
+  const vars: { [k: string]: string | number } = {};
+  for (const k of Object.keys(args)) vars[k] = args[k] as string | number;
+  return { text: say(rng, f.asks, vars), call: { name: f.spec.name, arguments: args }, result: toText(f.result(args, rng)) };
+}
+
+/** Assistant call messages + observations + a closing reply for one user request. */
+function callTurn(msgs: Message[], rng: Rng, calls: ToolCall[], results: string[], syntax: CallSyntax): void {
+  // ToolACE-style: usually all calls in one message, sometimes one message per call.
+  if (calls.length > 1 && rng.chance(0.5)) {
+    msgs.push({ role: 'assistant', content: renderToolCalls(calls, syntax) });
+    msgs.push({ role: 'user', content: renderToolResponses(results) });
+  } else {
+    calls.forEach((c, i) => {
+      msgs.push({ role: 'assistant', content: renderToolCalls([c], syntax) });
+      msgs.push({ role: 'user', content: renderToolResponses([results[i]]) });
+    });
+  }
+  msgs.push({ role: 'assistant', content: rng.pick(REPLIES) });
+}
+
+const SYNTH_SPECS = SYNTH_FUNCTIONS.map((f) => f.spec);
+
+function synthConversation(rng: Rng, kind: CorpusKind, syntax: CallSyntax): Message[] | null {
+  const fns = rng.sample(SYNTH_FUNCTIONS, kind === 'multi' ? 2 : rng.chance(0.25) ? 2 : 1);
+  // Python conversations often use a boolean argument, so the python literals True / False are seen words.
+  const boolFn = SYNTH_FUNCTIONS.find((f) => f.params.some((p) => p.type === 'boolean'));
+  if (syntax === 'python' && boolFn && !fns.includes(boolFn) && rng.chance(0.2)) fns[0] = boolFn;
+  const tools = toolList(rng, fns.map((f) => f.spec), SYNTH_SPECS);
+  const msgs: Message[] = [{ role: 'system', content: renderSystemPrompt(tools, { syntax }) }];
+  if (kind === 'no_tool') {
+    msgs.push({ role: 'user', content: say(rng, NO_TOOL_ASKS) });
+    msgs.push({ role: 'assistant', content: rng.pick(NO_TOOL_REPLIES) });
+    return msgs;
+  }
+  if (kind === 'ask') {
+    const f = fns[0];
+    if (!f.params.length) return null;
+    msgs.push({ role: 'user', content: say(rng, ASK_TEMPLATES, { desc: f.spec.description }) });
+    const names = f.params.map((p) => p.name.replace(/_/g, ' '));
+    const list = names.length === 1 ? names[0] : names.slice(0, -1).join(', ') + ' and ' + names[names.length - 1];
+    msgs.push({ role: 'assistant', content: `Please tell me the ${list}.` });
+    return msgs;
+  }
+  const a = fns.map((f) => synthCall(rng, f));
+  if (kind === 'multi') {
+    for (const x of a) {
+      msgs.push({ role: 'user', content: x.text });
+      callTurn(msgs, rng, [x.call], [x.result], syntax);
+    }
+    return msgs;
+  }
+  msgs.push({ role: 'user', content: a.length === 1 ? a[0].text : a[0].text + ' ' + say(rng, ['also, ', 'and ']) + lowerFirst(a[1].text) });
+  callTurn(msgs, rng, a.map((x) => x.call), a.map((x) => x.result), syntax);
+  return msgs;
+}
+
+function worldConversation(rng: Rng): Message[] | null {
+  const family = rng.pick(TRAIN_FAMILIES);
+  const state = FAMILIES[family].randomState(rng, {});
+  const req = rng.pick(WORLD_REQUESTS[family])(state as never, rng);
+  if (!req) return null;
+  const env = createFamily(family, state);
+  const results: string[] = [];
+  for (const c of req.calls) {
+    const r = env.call(c.name, c.arguments);
+    if (!r.ok) return null;
+    results.push(r.result);
+  }
+  const famTools = FAMILIES[family].tools.slice();
+  const needed = famTools.filter((t) => req.calls.some((c) => c.name === t.name));
+  // World tools mixed with a few synthetic ones: the prompt is not a copy of a task prompt.
+  const tools = toolList(rng, needed, famTools.concat(rng.sample(SYNTH_SPECS, 2)));
+  const msgs: Message[] = [{ role: 'system', content: renderSystemPrompt(tools, { syntax: 'json' }) }];
+  msgs.push({ role: 'user', content: req.text });
+  callTurn(msgs, rng, req.calls, results, 'json');
+  return msgs;
+}
+
+/** The corpus, a pure function of the config. */
+export function generateCorpus(cfg: Partial<CorpusConfig> = {}): CorpusConversation[] {
+  const c: CorpusConfig = { ...defaultCorpusConfig, ...cfg };
+  const rng = new Rng(c.seed);
+  const out: CorpusConversation[] = [];
+  let guard = 0;
+  while (out.length < c.n) {
+    if (++guard > c.n * 50) throw new Error('generateCorpus: too many rejected conversations');
+    const r = rng.fork();
+    const u = r.next();
+    let kind: CorpusKind;
+    if (u < c.worldFunctionShare) kind = 'world';
+    else if (u < c.worldFunctionShare + c.noToolShare) kind = 'no_tool';
+    else if (u < c.worldFunctionShare + c.noToolShare + c.askShare) kind = 'ask';
+    else kind = r.chance(c.multiTurnShare) ? 'multi' : 'tool';
+    const syntax: CallSyntax = kind !== 'world' && r.chance(c.pythonShare) ? 'python' : 'json';
+    const msgs = kind === 'world' ? worldConversation(r) : synthConversation(r, kind, syntax);
+    if (!msgs) continue;
+    out.push({ id: `corpus-${String(out.length).padStart(4, '0')}`, kind, syntax, messages: msgs });
+  }
+  return out;
+}

@@ -1,0 +1,36 @@
+/**
+ * The texts the closed vocabulary is built from (DESIGN B "Tokens"): everything the model can read or write
+ * in any split. Besides conversations, the environment's own error texts must be spelled without `<unk>`,
+ * because a policy that calls badly reads them during RL.
+ */
+import type { JsonValue } from '../format/types';
+import { parseToolCalls } from '../format/toolcall';
+import { Rng } from '../prng';
+import { FAMILIES, createFamily } from './families';
+
+/** Error texts of every family and of the parsers, from a fixed set of bad calls. */
+export function errorProbeTexts(): string[] {
+  const out = new Set<string>();
+  const bad: JsonValue[] = ['x', 0, -1, 99999, true, [], 'zz_zz'];
+  for (const name of Object.keys(FAMILIES)) {
+    const fam = FAMILIES[name];
+    const env = createFamily(name, fam.randomState(new Rng(1), {}));
+    out.add(env.call('no_such_function', {}).result);
+    out.add(env.call(fam.tools[0].name, 'not an object' as never).result);
+    for (const t of fam.tools) {
+      out.add(env.call(t.name, { extra: 1 }).result);
+      out.add(env.call(t.name, {}).result);
+      for (const v of bad) {
+        const args: { [k: string]: JsonValue } = {};
+        for (const p of t.params) args[p.name] = v;
+        out.add(createFamily(name, env.getState()).call(t.name, args).result);
+      }
+    }
+  }
+  out.add('Error: function send_message is not available');
+  out.add('Error: no valid tool call found');
+  const broken = ['<tool_call>', '<tool_call>{"name": 1}</tool_call>', '<tool_call>{"name": "cd"}</tool_call>', '<tool_call>{bad</tool_call>', '</tool_call>', '<tool_call><tool_call>'];
+  for (const b of broken) parseToolCalls(b, 'json').errors.forEach((e) => out.add(e));
+  for (const b of ['[cd(', '[cd(folder=)]', '[cd(folder="a"', '[1(a=2)]', '[cd(x)]']) parseToolCalls(b, 'python').errors.forEach((e) => out.add(e));
+  return Array.from(out);
+}

@@ -1,0 +1,36 @@
+/**
+ * `--set key=value` overrides on an experiment's stages. A key applies to every stage whose config kind
+ * it names (`grpo.lr=3e-4`, `sft.epochs=2`) or, unprefixed, to every stage whose component config has that
+ * field (`lr=3e-4` sets both SFT and GRPO learning rates). A key that no stage accepts is an error naming
+ * it, so a typo never runs the default experiment silently.
+ */
+import { defaultSFTConfig } from '../train/sft';
+import { defaultGRPOConfig } from '../train/grpo/config';
+import { StageSpec } from './spec';
+
+const FIELDS: Record<'sft' | 'grpo', object> = { sft: defaultSFTConfig, grpo: defaultGRPOConfig };
+
+export function applyOverrides(stages: StageSpec[], overrides: Record<string, string | number | boolean>): StageSpec[] {
+  const out = stages.map((s) => ({ ...s, config: { ...s.config } })) as StageSpec[];
+  for (const [rawKey, value] of Object.entries(overrides)) {
+    const dot = rawKey.indexOf('.');
+    const kind = dot > 0 ? rawKey.slice(0, dot) : null;
+    const key = dot > 0 ? rawKey.slice(dot + 1) : rawKey;
+    if (kind !== null && kind !== 'sft' && kind !== 'grpo') {
+      throw new Error(`--set ${rawKey}: unknown prefix "${kind}" (use sft. or grpo.)`);
+    }
+    let applied = 0;
+    for (const s of out) {
+      if (kind !== null && s.kind !== kind) continue;
+      const defaults = FIELDS[s.kind] as Record<string, unknown>;
+      if (!(key in defaults)) continue;
+      if (typeof defaults[key] !== typeof value) {
+        throw new Error(`--set ${rawKey}=${value}: expected a ${typeof defaults[key]}`);
+      }
+      (s.config as Record<string, unknown>)[key] = value;
+      applied++;
+    }
+    if (applied === 0) throw new Error(`--set ${rawKey}: no stage of this experiment has a field "${key}"`);
+  }
+  return out;
+}

@@ -1,0 +1,218 @@
+/**
+ * Runs one experiment end to end: build or load the starting policy, run its stages (SFT / GRPO) with
+ * metrics and checkpoints, then evaluate greedily on the ID test split, format-OOD and content-OOD, and
+ * write `summary.json`. Output folder layout:
+ *   run.json        what was run (config, preset, seed, overrides)
+ *   metrics.jsonl   one line per SFT or RL step (field `phase`), RL lines with every instrument
+ *   rollouts.jsonl  step records of the RL rollouts (task id, messages, reward, errorTurn)
+ *   checkpoint/     the final policy
+ *   resume/         the latest RL checkpoint with optimizer and sampler state (for --resume)
+ *   summary.json    final evaluation and the RL summary
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { GPT } from '../model/gpt';
+import { defaultGPTConfig } from '../model/config';
+import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint';
+import { loadTokenizer, Tokenizer } from '../format/tokenizer';
+import { Task, CATEGORIES } from '../envs/task';
+import { loadTasks, loadCorpus } from '../envs/data';
+import { teacherTrajectory } from '../envs/teacher';
+import { encodeConversation, TrainingSequence } from '../train/encode';
+import { trainSFT, defaultSFTConfig } from '../train/sft';
+import { GRPOTrainer } from '../train/grpo/trainer';
+import { defaultGRPOConfig, GRPOConfig } from '../train/grpo/config';
+import { evaluateModel, EvalResult } from '../train/evaluate';
+import { MetricsLog, readMetrics, MetricRecord } from '../train/metrics';
+import { ProgressBar } from '../cli/progress';
+import { ExperimentSpec, StageSpec } from './spec';
+import { Preset } from './presets';
+import { applyOverrides } from './overrides';
+import { getExperiment } from './configs';
+import { loadResumeState, saveResumeState } from './resume';
+import { summarizeRL, RLSummary } from './summary';
+
+export interface RunOptions {
+  preset: Preset;
+  seed: number;
+  out: string;
+  overrides?: Record<string, string | number | boolean>;
+  /** Continue a killed run from `out/resume/`. */
+  resume?: boolean;
+  /** Terminal progress bars (default true). */
+  progress?: boolean;
+  dataDir?: string;
+  /** Called after every RL step with its record (live notebook plots). */
+  onStep?: (rec: MetricRecord) => void;
+  /** Skip the final OOD evaluations (used by tests). */
+  evalSplits?: ('id' | 'format_ood' | 'content_ood')[];
+}
+
+export interface RunSummary {
+  config: string;
+  title: string;
+  paper: string;
+  preset: string;
+  seed: number;
+  overrides: Record<string, string | number | boolean>;
+  eval: Partial<Record<'id' | 'format_ood' | 'content_ood', Omit<EvalResult, 'results'>>>;
+  rl: RLSummary | null;
+  sft: { stages: number; finalLoss: number | null };
+  seconds: number;
+}
+
+/** The results-store folder of a run: data/results/<preset>/<config>/seed-<n>. */
+export function resultsDir(preset: string, config: string, seed: number, root = 'data/results'): string {
+  return path.join(root, preset, config, `seed-${seed}`);
+}
+
+/** First `n` tasks of each category (all when n <= 0), in file order. */
+export function perCategory(tasks: Task[], n: number): Task[] {
+  if (n <= 0) return tasks;
+  const count: Record<string, number> = {};
+  return tasks.filter((t) => (count[t.category] = (count[t.category] ?? 0) + 1) <= n);
+}
+
+function initialModel(spec: ExperimentSpec, tok: Tokenizer, opts: RunOptions): { model: GPT; source: string | null } {
+  const init = spec.init;
+  if (init.kind === 'scratch') return { model: new GPT(defaultGPTConfig(tok.size, init.model ?? {}), opts.seed), source: null };
+  let dir: string;
+  if (init.kind === 'checkpoint') dir = init.path;
+  else {
+    dir = path.join(resultsDir(opts.preset.name, init.name, opts.seed, path.dirname(path.dirname(path.dirname(opts.out)))), 'checkpoint');
+    if (!fs.existsSync(path.join(dir, 'model.json'))) {
+      throw new Error(`${spec.name} starts from ${init.name}, whose checkpoint is missing at ${dir}: ` +
+        `run \`npx toolrl run --config ${init.name} --preset ${opts.preset.name} --seed ${opts.seed}\` first`);
+    }
+  }
+  return { model: loadCheckpoint(dir, { expectVocabFingerprint: tok.fingerprint }).model, source: dir };
+}
+
+function sftData(kind: 'corpus' | 'teacher-train', tok: Tokenizer, preset: Preset, dataDir: string): TrainingSequence[] {
+  if (kind === 'corpus') {
+    let convs = loadCorpus(dataDir);
+    if (preset.corpusLimit > 0) convs = convs.slice(0, preset.corpusLimit);
+    return convs.map((c) => encodeConversation(tok, c));
+  }
+  let tasks = loadTasks('train', dataDir);
+  if (preset.trainTaskLimit > 0) tasks = perCategory(tasks, Math.ceil(preset.trainTaskLimit / 3));
+  return tasks.map((t) => encodeConversation(tok, teacherTrajectory(t, { syntax: 'json' })));
+}
+
+/** Run `spec` with `opts`; returns and writes the summary. */
+export function runExperiment(spec: ExperimentSpec, opts: RunOptions): RunSummary {
+  const t0 = Date.now();
+  const dataDir = opts.dataDir ?? 'data';
+  const overrides = opts.overrides ?? {};
+  const stages = applyOverrides(spec.stages(opts.preset), overrides);
+  fs.mkdirSync(opts.out, { recursive: true });
+  const tok = loadTokenizer(path.join(dataDir, 'vocab.json'));
+  const resume = opts.resume ? loadResumeState(opts.out, tok) : null;
+  if (!opts.resume) {
+    fs.writeFileSync(path.join(opts.out, 'run.json'), JSON.stringify({ config: spec.name, preset: opts.preset.name,
+      seed: opts.seed, overrides }, null, 2) + '\n');
+    for (const f of ['rollouts.jsonl']) if (fs.existsSync(path.join(opts.out, f))) fs.unlinkSync(path.join(opts.out, f));
+  }
+  const metrics = new MetricsLog(path.join(opts.out, 'metrics.jsonl'), { truncate: !resume });
+  if (resume) resume.trimLogs(metrics);
+
+  const { model: initModel, source } = initialModel(spec, tok, opts);
+  let model = initModel;
+  if (resume) {
+    model.dispose();
+    model = resume.model;
+  }
+  const showProgress = opts.progress !== false;
+  let sftFinalLoss: number | null = null;
+  let globalStep = 0;
+  const trainTasks = (() => {
+    const all = loadTasks('train', dataDir);
+    return opts.preset.trainTaskLimit > 0 ? perCategory(all, Math.ceil(opts.preset.trainTaskLimit / 3)) : all;
+  })();
+  const testTasks = loadTasks('test', dataDir);
+
+  try {
+    for (let si = 0; si < stages.length; si++) {
+      const stage: StageSpec = stages[si];
+      if (resume && si < resume.stage) continue;
+      if (resume && si === resume.stage) globalStep = resume.globalStepBase;
+      if (stage.kind === 'sft') {
+        const data = sftData(stage.data, tok, opts.preset, dataDir);
+        const res = trainSFT(model, data, { ...defaultSFTConfig, seed: opts.seed, ...stage.config }, {
+          metrics: { log: (r) => metrics.log({ ...r, stage: si, globalStep: ++globalStep }) },
+          progress: showProgress, label: `${spec.name} sft`,
+        });
+        sftFinalLoss = res.finalLoss;
+        continue;
+      }
+      // ---- GRPO stage ----
+      const cfg: GRPOConfig = { ...defaultGRPOConfig, seed: opts.seed, ...stage.config };
+      const ref = source ? loadCheckpoint(source, { expectVocabFingerprint: tok.fingerprint }).model : null;
+      const trainer = new GRPOTrainer({
+        model, ref, tokenizer: tok, trainTasks,
+        valTasks: perCategory(testTasks, cfg.valTasksPerCategory),
+        config: cfg,
+        metrics: { log: (r) => metrics.log({ phase: 'grpo', stage: si, globalStep: globalStep + (r.step as number), ...r }) },
+        stepRecordsFile: path.join(opts.out, 'rollouts.jsonl'),
+      });
+      if (resume && si === resume.stage) resume.restoreTrainer(trainer);
+      const bar = new ProgressBar({ total: cfg.steps, label: `${spec.name} rl`, silent: !showProgress });
+      try {
+        while (trainer.stepIndex < cfg.steps) {
+          const rec = trainer.step();
+          opts.onStep?.(rec);
+          const val = typeof rec.valAccuracy === 'number' ? ` val ${(rec.valAccuracy as number).toFixed(2)}` : '';
+          bar.update(trainer.stepIndex, `r ${(rec.reward as number).toFixed(2)}${val} p<|im_end|> ${(rec.pImEnd as number).toFixed(3)} ` +
+            `collapse ${(rec.fullCollapse as number).toFixed(2)} | ${((rec.rolloutSeconds as number) + (rec.trainSeconds as number)).toFixed(1)}s/step`);
+          if (cfg.checkpointEvery > 0 && trainer.stepIndex % cfg.checkpointEvery === 0 && trainer.stepIndex < cfg.steps) {
+            saveResumeState(opts.out, { stage: si, globalStepBase: globalStep, model, trainer, metricsLines: metrics.records.length,
+              vocabFingerprint: tok.fingerprint });
+          }
+        }
+        bar.finish();
+      } finally {
+        trainer.dispose();
+        ref?.dispose();
+      }
+      globalStep += cfg.steps;
+    }
+
+    saveCheckpoint(path.join(opts.out, 'checkpoint'), model, { vocabFingerprint: tok.fingerprint, config: spec.name,
+      preset: opts.preset.name, seed: opts.seed, overrides });
+
+    // ---- final evaluation ----
+    const evals: RunSummary['eval'] = {};
+    const splits = opts.evalSplits ?? ['id', 'format_ood', 'content_ood'];
+    for (const split of splits) {
+      const tasks = perCategory(split === 'id' ? testTasks : loadTasks(split, dataDir), opts.preset.evalTasksPerCategory);
+      const bar = new ProgressBar({ total: tasks.length, label: `${spec.name} eval ${split}`, silent: !showProgress });
+      const res = evaluateModel(model, tok, tasks, {
+        syntax: split === 'format_ood' ? 'python' : 'json',
+        onProgress: (d) => bar.update(d),
+      });
+      bar.finish(`mean ${res.mean.toFixed(3)}`);
+      const { results: _omit, ...rest } = res;
+      void _omit;
+      evals[split] = rest;
+    }
+    const rlRecords = metrics.records.filter((r) => r.phase === 'grpo');
+    const summary: RunSummary = {
+      config: spec.name, title: spec.title, paper: spec.paper, preset: opts.preset.name, seed: opts.seed, overrides,
+      eval: evals,
+      rl: rlRecords.length ? summarizeRL(rlRecords) : null,
+      sft: { stages: stages.filter((s) => s.kind === 'sft').length, finalLoss: sftFinalLoss },
+      seconds: (Date.now() - t0) / 1000,
+    };
+    fs.writeFileSync(path.join(opts.out, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
+    return summary;
+  } finally {
+    model.dispose();
+  }
+}
+
+/** Run a registered experiment by name. */
+export function runByName(name: string, opts: RunOptions): RunSummary {
+  return runExperiment(getExperiment(name), opts);
+}
+
+export { CATEGORIES, readMetrics };

@@ -1,0 +1,55 @@
+/**
+ * Reading a run's metrics into the figures the study reports: peak and final validation accuracy, the
+ * collapse step, and the final structural-state shares (issue "the collapse, made visible").
+ */
+import { StructuralState, STRUCTURAL_STATES } from '../format/types';
+import { MetricRecord } from '../train/metrics';
+
+export interface RLSummary {
+  steps: number;
+  peakValAccuracy: number;
+  peakStep: number | null;
+  finalValAccuracy: number;
+  /**
+   * First validated step from which validation accuracy stays below a quarter of its peak until the end
+   * (null when that never happens, or when the peak is 0).
+   */
+  collapseStep: number | null;
+  /** State shares of the sampled messages, averaged over the last `tail` steps. */
+  finalStates: Record<StructuralState, number>;
+  /** Probe probabilities averaged over the last `tail` steps. */
+  finalProbe: { pJsonOpen: number; pImEnd: number; pToolCall: number };
+  finalReward: number;
+}
+
+const num = (r: MetricRecord, k: string): number | undefined => (typeof r[k] === 'number' ? (r[k] as number) : undefined);
+
+/** `records`: the RL step records (phase 'grpo') in order. */
+export function summarizeRL(records: MetricRecord[], tail = 5): RLSummary {
+  const val = records.filter((r) => num(r, 'valAccuracy') !== undefined)
+    .map((r) => ({ step: num(r, 'globalStep') ?? (num(r, 'step') as number), acc: num(r, 'valAccuracy') as number }));
+  let peak = 0;
+  let peakStep: number | null = null;
+  for (const v of val) if (v.acc > peak) { peak = v.acc; peakStep = v.step; }
+  let collapseStep: number | null = null;
+  if (peak > 0) {
+    for (let i = val.length - 1; i >= 0; i--) {
+      if (val[i].acc < peak / 4) collapseStep = val[i].step;
+      else break;
+    }
+  }
+  const last = records.slice(-tail);
+  const avg = (k: string) => (last.length ? last.reduce((a, r) => a + (num(r, k) ?? 0), 0) / last.length : 0);
+  const finalStates = {} as Record<StructuralState, number>;
+  for (const s of STRUCTURAL_STATES) finalStates[s] = avg(s);
+  return {
+    steps: records.length,
+    peakValAccuracy: peak,
+    peakStep,
+    finalValAccuracy: val.length ? val[val.length - 1].acc : 0,
+    collapseStep,
+    finalStates,
+    finalProbe: { pJsonOpen: avg('pJsonOpen'), pImEnd: avg('pImEnd'), pToolCall: avg('pToolCall') },
+    finalReward: avg('reward'),
+  };
+}

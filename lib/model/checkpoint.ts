@@ -1,0 +1,180 @@
+/**
+ * Model checkpoints: `model.json` (config, meta, tensor table) + `weights.bin` (raw little-endian float32).
+ *
+ * Writes are atomic per file and ordered: both files go to temp names in the same directory, then
+ * weights.bin is renamed into place first and model.json last. A reader that finds model.json therefore finds
+ * the weights it describes (a crash in between leaves at worst new weights with the old json, whose tensor
+ * table and byteLength check would then catch a mismatch in shape).
+ *
+ * The vocab fingerprint in meta ties a checkpoint to the tokenizer it was trained with: loading with another
+ * vocabulary would silently map ids to the wrong tokens, so it is an error.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import * as tf from '@tensorflow/tfjs';
+import { GPTConfig, validateGPTConfig } from './config';
+import { GPT } from './gpt';
+
+export interface CheckpointMeta {
+  vocabFingerprint: string;
+  [k: string]: unknown;
+}
+
+interface TensorEntry {
+  name: string;
+  shape: number[];
+  dtype: 'float32';
+  /** Byte offset into weights.bin. */
+  offset: number;
+}
+
+interface ModelJson {
+  format: 'toolrl-gpt-v1';
+  config: GPTConfig;
+  meta: CheckpointMeta;
+  tensors: TensorEntry[];
+  byteLength: number;
+}
+
+const MODEL_JSON = 'model.json';
+const WEIGHTS_BIN = 'weights.bin';
+
+/** Write named float32 tensors as (json, bin) atomically: temp files, then rename bin first, json last. */
+function writeBundle(dir: string, jsonName: string, binName: string, json: object, arrays: Float32Array[]): void {
+  fs.mkdirSync(dir, { recursive: true });
+  const total = arrays.reduce((a, x) => a + x.byteLength, 0);
+  const buf = Buffer.alloc(total);
+  let off = 0;
+  for (const a of arrays) {
+    // Buffer.writeFloatLE per value would be slow; copy the bytes, converting endianness only if needed.
+    const bytes = Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+    if (bigEndianHost()) for (let i = 0; i < a.length; i++) buf.writeFloatLE(a[i], off + 4 * i);
+    else bytes.copy(buf, off);
+    off += a.byteLength;
+  }
+  const tag = `.${process.pid}.${Date.now()}.tmp`;
+  const tmpBin = path.join(dir, binName + tag);
+  const tmpJson = path.join(dir, jsonName + tag);
+  try {
+    fs.writeFileSync(tmpBin, buf);
+    fs.writeFileSync(tmpJson, JSON.stringify(json, null, 1) + '\n');
+    fs.renameSync(tmpBin, path.join(dir, binName));
+    fs.renameSync(tmpJson, path.join(dir, jsonName));
+  } finally {
+    for (const f of [tmpBin, tmpJson]) if (fs.existsSync(f)) fs.unlinkSync(f);
+  }
+}
+
+function bigEndianHost(): boolean {
+  return new Uint8Array(new Uint16Array([1]).buffer)[0] === 0;
+}
+
+function readFileNamed(file: string): Buffer {
+  if (!fs.existsSync(file)) throw new Error(`checkpoint: missing file ${file}`);
+  return fs.readFileSync(file);
+}
+
+/** Float32Array view of bin[offset, offset + 4*count), little-endian. */
+function floatsAt(bin: Buffer, offset: number, count: number, file: string): Float32Array {
+  if (offset + 4 * count > bin.byteLength) throw new Error(`checkpoint: ${file} is too short (needs ${offset + 4 * count} bytes, has ${bin.byteLength})`);
+  const out = new Float32Array(count);
+  if (bigEndianHost()) for (let i = 0; i < count; i++) out[i] = bin.readFloatLE(offset + 4 * i);
+  else Buffer.from(out.buffer).set(bin.subarray(offset, offset + 4 * count));
+  return out;
+}
+
+/** Save `model` under `dir` (created if needed). */
+export function saveCheckpoint(dir: string, model: GPT, meta: CheckpointMeta): void {
+  if (typeof meta?.vocabFingerprint !== 'string' || meta.vocabFingerprint === '') {
+    throw new Error('saveCheckpoint: meta.vocabFingerprint must be a non-empty string');
+  }
+  const tensors: TensorEntry[] = [];
+  const arrays: Float32Array[] = [];
+  let offset = 0;
+  for (const [name, v] of model.params()) {
+    const data = v.dataSync() as Float32Array;
+    tensors.push({ name, shape: v.shape.slice(), dtype: 'float32', offset });
+    arrays.push(data);
+    offset += data.byteLength;
+  }
+  const json: ModelJson = { format: 'toolrl-gpt-v1', config: model.config, meta, tensors, byteLength: offset };
+  writeBundle(dir, MODEL_JSON, WEIGHTS_BIN, json, arrays);
+}
+
+/** Load a checkpoint written by saveCheckpoint; weights are bit-for-bit those saved. */
+export function loadCheckpoint(dir: string, opts: { expectVocabFingerprint?: string } = {}): { model: GPT; meta: CheckpointMeta } {
+  if (!fs.existsSync(dir)) throw new Error(`checkpoint: directory not found: ${dir}`);
+  const jsonFile = path.join(dir, MODEL_JSON);
+  const binFile = path.join(dir, WEIGHTS_BIN);
+  let json: ModelJson;
+  try {
+    json = JSON.parse(readFileNamed(jsonFile).toString('utf8')) as ModelJson;
+  } catch (e) {
+    if ((e as Error).message.startsWith('checkpoint:')) throw e;
+    throw new Error(`checkpoint: ${jsonFile} is not valid JSON: ${(e as Error).message}`);
+  }
+  if (json.format !== 'toolrl-gpt-v1') throw new Error(`checkpoint: ${jsonFile} has format ${JSON.stringify(json.format)}, expected "toolrl-gpt-v1"`);
+  const want = opts.expectVocabFingerprint;
+  if (want !== undefined && json.meta?.vocabFingerprint !== want) {
+    throw new Error(`checkpoint: vocabulary mismatch in ${dir}: checkpoint was trained with vocab fingerprint ` +
+      `"${json.meta?.vocabFingerprint}", the current tokenizer has "${want}"`);
+  }
+  validateGPTConfig(json.config);
+  const bin = readFileNamed(binFile);
+  if (bin.byteLength !== json.byteLength) {
+    throw new Error(`checkpoint: ${binFile} has ${bin.byteLength} bytes, ${jsonFile} says ${json.byteLength}`);
+  }
+  const model = new GPT(json.config, 0);
+  try {
+    const params = model.params();
+    const seen = new Set<string>();
+    for (const t of json.tensors) {
+      const v = params.get(t.name);
+      if (v === undefined) throw new Error(`checkpoint: ${jsonFile} has unknown tensor "${t.name}"`);
+      if (t.shape.join(',') !== v.shape.join(',')) {
+        throw new Error(`checkpoint: tensor "${t.name}" has shape [${t.shape}] in ${jsonFile}, model expects [${v.shape}]`);
+      }
+      const data = floatsAt(bin, t.offset, v.size, binFile);
+      tf.tidy(() => v.assign(tf.tensor(data, v.shape, 'float32')));
+      seen.add(t.name);
+    }
+    for (const name of params.keys()) if (!seen.has(name)) throw new Error(`checkpoint: ${jsonFile} lacks tensor "${name}"`);
+  } catch (e) {
+    model.dispose();
+    throw e;
+  }
+  return { model, meta: json.meta };
+}
+
+/** Optimizer state (see AdamW.getState), saved as optim.json + optim.bin with the same atomic scheme. */
+export function saveOptimizerState(dir: string, state: { stepCount: number; m: Record<string, Float32Array>; v: Record<string, Float32Array> }): void {
+  const names = Object.keys(state.m);
+  const arrays: Float32Array[] = [];
+  const entries: { name: string; size: number; offset: number }[] = [];
+  let offset = 0;
+  for (const which of ['m', 'v'] as const) {
+    for (const n of names) {
+      const a = state[which][n];
+      if (a === undefined) throw new Error(`saveOptimizerState: state.${which} lacks "${n}"`);
+      entries.push({ name: `${which}/${n}`, size: a.length, offset });
+      arrays.push(a);
+      offset += a.byteLength;
+    }
+  }
+  writeBundle(dir, 'optim.json', 'optim.bin', { stepCount: state.stepCount, entries, byteLength: offset }, arrays);
+}
+
+/** Read back what saveOptimizerState wrote. */
+export function loadOptimizerState(dir: string): { stepCount: number; m: Record<string, Float32Array>; v: Record<string, Float32Array> } {
+  const jsonFile = path.join(dir, 'optim.json');
+  const binFile = path.join(dir, 'optim.bin');
+  const json = JSON.parse(readFileNamed(jsonFile).toString('utf8')) as { stepCount: number; entries: { name: string; size: number; offset: number }[] };
+  const bin = readFileNamed(binFile);
+  const out = { stepCount: json.stepCount, m: {} as Record<string, Float32Array>, v: {} as Record<string, Float32Array> };
+  for (const e of json.entries) {
+    const slash = e.name.indexOf('/');
+    const which = e.name.slice(0, slash) as 'm' | 'v';
+    out[which][e.name.slice(slash + 1)] = floatsAt(bin, e.offset, e.size, binFile);
+  }
+  return out;
+}

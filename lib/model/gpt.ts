@@ -1,0 +1,221 @@
+/**
+ * A decoder-only GPT in TensorFlow.js core ops (no tf.layers), minGPT-style.
+ *
+ *   ids [B, T] -> token emb + learned position emb -> nLayer x (pre-LN attention, pre-LN GELU MLP)
+ *              -> final LN -> head -> logits [B, T, V]
+ *
+ * Two entry points share every kernel (lib/model/attention.ts):
+ * - forward(ids): training / scoring over whole padded sequences (positions 0..T-1, causal mask);
+ * - createCache(B) + append(cache, tokens): incremental decoding of B rollouts at different positions.
+ *
+ * The head is UNTIED from the token embedding: a tied head needs h @ wte^T, a transposed product that is
+ * ~10x slower on wasm (or an explicit transpose of wte every call), while an untied one is a plain matMul;
+ * it also lets diagnostics read the output row of a control token (e.g. <|im_end|>) on its own. It costs
+ * V x C extra parameters, small for our closed vocabulary.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { Rng } from '../prng';
+import { BlockParams, blockForward, causalBias, LayerKV } from './attention';
+import { GPTConfig, validateGPTConfig } from './config';
+import { KVCache } from './kvcache';
+import { embed, layerNorm, linear } from './layers';
+
+/** How a parameter is initialised. */
+type Init = 'normal' | 'residual' | 'zeros' | 'ones';
+
+/** The ordered parameter list: names follow HF GPT-2, weights are [in, out]. */
+function paramSpecs(cfg: GPTConfig): { name: string; shape: number[]; init: Init }[] {
+  const C = cfg.nEmbd;
+  const specs: { name: string; shape: number[]; init: Init }[] = [
+    { name: 'wte.weight', shape: [cfg.vocabSize, C], init: 'normal' },
+    { name: 'wpe.weight', shape: [cfg.blockSize, C], init: 'normal' },
+  ];
+  for (let l = 0; l < cfg.nLayer; l++) {
+    const p = `h.${l}.`;
+    specs.push(
+      { name: p + 'ln_1.weight', shape: [C], init: 'ones' },
+      { name: p + 'ln_1.bias', shape: [C], init: 'zeros' },
+      { name: p + 'attn.c_attn.weight', shape: [C, 3 * C], init: 'normal' },
+      { name: p + 'attn.c_attn.bias', shape: [3 * C], init: 'zeros' },
+      { name: p + 'attn.c_proj.weight', shape: [C, C], init: 'residual' },
+      { name: p + 'attn.c_proj.bias', shape: [C], init: 'zeros' },
+      { name: p + 'ln_2.weight', shape: [C], init: 'ones' },
+      { name: p + 'ln_2.bias', shape: [C], init: 'zeros' },
+      { name: p + 'mlp.c_fc.weight', shape: [C, 4 * C], init: 'normal' },
+      { name: p + 'mlp.c_fc.bias', shape: [4 * C], init: 'zeros' },
+      { name: p + 'mlp.c_proj.weight', shape: [4 * C, C], init: 'residual' },
+      { name: p + 'mlp.c_proj.bias', shape: [C], init: 'zeros' },
+    );
+  }
+  specs.push(
+    { name: 'ln_f.weight', shape: [C], init: 'ones' },
+    { name: 'ln_f.bias', shape: [C], init: 'zeros' },
+    { name: 'lm_head.weight', shape: [C, cfg.vocabSize], init: 'normal' },
+  );
+  return specs;
+}
+
+export class GPT {
+  readonly config: GPTConfig;
+  private readonly vars = new Map<string, tf.Variable>();
+  private readonly blocks: BlockParams[] = [];
+  private disposed = false;
+
+  /**
+   * Weights are drawn from Rng(seed) (never tf.random*), in the fixed parameter order, so the same seed
+   * gives bit-identical weights on every backend. GPT-2 init: N(0, initStd) for weights and embeddings,
+   * N(0, initStd / sqrt(2 nLayer)) for the projections into the residual stream, zero biases, unit LN gains.
+   */
+  constructor(cfg: GPTConfig, seed: number) {
+    validateGPTConfig(cfg);
+    this.config = { ...cfg };
+    const rng = new Rng(seed);
+    const residualStd = cfg.initStd / Math.sqrt(2 * cfg.nLayer);
+    for (const s of paramSpecs(cfg)) {
+      const size = s.shape.reduce((a, b) => a * b, 1);
+      const data = new Float32Array(size);
+      if (s.init === 'ones') data.fill(1);
+      else if (s.init !== 'zeros') {
+        const std = s.init === 'residual' ? residualStd : cfg.initStd;
+        for (let i = 0; i < size; i++) data[i] = rng.normal() * std;
+      }
+      // No variable name: tfjs names must be globally unique and several models may coexist (policy + ref).
+      this.vars.set(s.name, tf.variable(tf.tensor(data, s.shape, 'float32'), true));
+    }
+    for (let l = 0; l < cfg.nLayer; l++) {
+      const g = (n: string) => this.vars.get(`h.${l}.${n}`)!;
+      this.blocks.push({
+        ln1g: g('ln_1.weight'), ln1b: g('ln_1.bias'),
+        wqkv: g('attn.c_attn.weight'), bqkv: g('attn.c_attn.bias'),
+        wproj: g('attn.c_proj.weight'), bproj: g('attn.c_proj.bias'),
+        ln2g: g('ln_2.weight'), ln2b: g('ln_2.bias'),
+        wfc: g('mlp.c_fc.weight'), bfc: g('mlp.c_fc.bias'),
+        wfc2: g('mlp.c_proj.weight'), bfc2: g('mlp.c_proj.bias'),
+      });
+    }
+  }
+
+  /** Parameters in a stable order (name -> variable). The map is live: do not dispose its entries. */
+  params(): Map<string, tf.Variable> {
+    this.assertUsable();
+    return this.vars;
+  }
+
+  /** Total number of scalar parameters. */
+  numParams(): number {
+    let n = 0;
+    for (const v of this.vars.values()) n += v.size;
+    return n;
+  }
+
+  private p(name: string): tf.Variable {
+    return this.vars.get(name)!;
+  }
+
+  private assertUsable(): void {
+    if (this.disposed) throw new Error('GPT: used after dispose()');
+  }
+
+  /** ids [B, T] int32 -> logits [B, T, V]. Differentiable w.r.t. params(); call inside tf.tidy / grads. */
+  forward(ids: tf.Tensor2D): tf.Tensor3D {
+    this.assertUsable();
+    const [B, T] = ids.shape;
+    const { nEmbd: C, blockSize, nHead, vocabSize: V } = this.config;
+    if (T > blockSize) throw new Error(`GPT.forward: sequence length ${T} > blockSize ${blockSize}`);
+    return tf.tidy(() => {
+      const tok = embed(this.p('wte.weight') as tf.Tensor2D, tf.reshape(ids, [B * T]) as tf.Tensor1D); // [B*T, C]
+      // Positions 0..T-1 are the same for every row: a slice of wpe (its gradient is a pad), broadcast over B.
+      const pos = tf.slice(this.p('wpe.weight'), [0, 0], [T, C]); // [T, C]
+      let x = tf.add(tf.reshape(tok, [B, T, C]), pos) as tf.Tensor3D; // [B, T, C]
+      const bias = causalBias(T); // [1, 1, T, T]
+      for (const bp of this.blocks) x = blockForward(bp, x, nHead, bias).x;
+      const h = layerNorm(tf.reshape(x, [B * T, C]) as tf.Tensor2D, this.p('ln_f.weight'), this.p('ln_f.bias'));
+      return tf.reshape(linear(h, this.p('lm_head.weight')), [B, T, V]) as tf.Tensor3D; // [B, T, V]
+    });
+  }
+
+  /** An empty cache for decoding `batch` rows in parallel. Dispose it when done. */
+  createCache(batch: number): KVCache {
+    this.assertUsable();
+    return new KVCache(batch, this.config.nLayer);
+  }
+
+  /**
+   * Feed each row its new tokens (ragged; an empty array is fine) and return logits [B, V] at each row's
+   * LAST real token so far. A row with no new tokens gets the logits of its previous last token again (zeros
+   * if it never had one), so finished rows can keep receiving []. The caller owns the returned tensor.
+   *
+   * All rows get n = max(len) new slots; shorter rows are padded with masked slots. The one-token decode
+   * step touches old slots only through the attention read (Q_new @ K^T, att @ V).
+   */
+  append(cache: KVCache, tokens: number[][]): tf.Tensor2D {
+    this.assertUsable();
+    cache.assertUsable();
+    const B = cache.batch;
+    const { nEmbd: C, nHead, vocabSize: V, blockSize } = this.config;
+    if (tokens.length !== B) throw new Error(`GPT.append: got ${tokens.length} token rows for a cache of batch ${B}`);
+    const lens = tokens.map((r) => r.length);
+    const n = Math.max(...lens);
+    if (n === 0) return cache.lastLogits !== null ? cache.lastLogits.clone() : tf.zeros([B, V]);
+
+    const ids = new Int32Array(B * n); // padding slots hold token 0 (masked anyway)
+    for (let b = 0; b < B; b++) {
+      for (let i = 0; i < lens[b]; i++) {
+        const t = tokens[b][i];
+        if (!Number.isInteger(t) || t < 0 || t >= V) throw new Error(`GPT.append: row ${b} token ${i} = ${t} is not in [0, ${V})`);
+        ids[b * n + i] = t;
+      }
+    }
+    const posIds = cache.newPositions(lens, n, blockSize);
+    const lastIdx = new Int32Array(B); // row b's last real new token within the flat [B*n] grid
+    const hasNew = new Float32Array(B);
+    for (let b = 0; b < B; b++) {
+      lastIdx[b] = b * n + Math.max(lens[b] - 1, 0);
+      hasNew[b] = lens[b] > 0 ? 1 : 0;
+    }
+
+    const out = tf.tidy(() => {
+      const bias = cache.buildBias(lens, n); // [B, 1, n, S + n]
+      // Inference only: plain gathers (bit-identical to the oneHot form the training gradient uses).
+      const tok = tf.gather(this.p('wte.weight'), tf.tensor1d(ids, 'int32')); // [B*n, C]
+      const pos = tf.gather(this.p('wpe.weight'), tf.tensor1d(posIds, 'int32')); // [B*n, C]
+      let x = tf.reshape(tf.add(tok, pos), [B, n, C]) as tf.Tensor3D; // [B, n, C]
+      const kvs: LayerKV[] = [];
+      this.blocks.forEach((bp, l) => {
+        const r = blockForward(bp, x, nHead, bias, { past: cache.layers[l] });
+        x = r.x;
+        kvs.push(r.kv!);
+      });
+      // Only each row's last token goes through the final LN and head (LN is per position, so this is exact).
+      const last = tf.gather(tf.reshape(x, [B * n, C]), tf.tensor1d(lastIdx, 'int32')) as tf.Tensor2D; // [B, C]
+      let logits = linear(layerNorm(last, this.p('ln_f.weight'), this.p('ln_f.bias')), this.p('lm_head.weight')); // [B, V]
+      if (lens.some((l) => l === 0)) {
+        const prev = cache.lastLogits ?? tf.zeros([B, V]);
+        const keep = tf.tensor2d(hasNew, [B, 1]);
+        logits = tf.add(tf.mul(logits, keep), tf.mul(prev, tf.sub(1, keep))) as tf.Tensor2D; // [B, V]
+      }
+      return { k: kvs.map((kv) => kv.k), v: kvs.map((kv) => kv.v), logits };
+    });
+
+    for (let l = 0; l < this.blocks.length; l++) {
+      const old = cache.layers[l];
+      if (old !== null) {
+        old.k.dispose();
+        old.v.dispose();
+      }
+      cache.layers[l] = { k: out.k[l], v: out.v[l] };
+    }
+    cache.commit(lens, n);
+    if (cache.lastLogits !== null) cache.lastLogits.dispose();
+    cache.lastLogits = out.logits;
+    return out.logits.clone();
+  }
+
+  /** Free all weights. */
+  dispose(): void {
+    if (this.disposed) return;
+    for (const v of this.vars.values()) v.dispose();
+    this.vars.clear();
+    this.disposed = true;
+  }
+}

@@ -1,0 +1,111 @@
+// Tables as HTML (notebooks, report.html) or aligned text (terminals, logs).
+//
+// danfojs-node has no HTML output, so we read df.columns / df.values / df.index ourselves.
+// We duck-type the DataFrame instead of importing danfojs: loading it pulls in TensorFlow.js,
+// which a caller that only has plain rows should not pay for.
+
+import { escapeHtml } from "./plotly";
+
+export type Row = Record<string, unknown>;
+
+/** The part of a danfojs DataFrame we read. */
+export interface DataFrameLike {
+  columns: string[];
+  values: unknown[];
+  index?: unknown[];
+}
+
+export type TableInput = DataFrameLike | Row[];
+
+export interface TableOptions {
+  caption?: string;
+  /** Decimals for non-integer numbers (default 3). */
+  digits?: number;
+}
+
+interface Grid {
+  columns: string[];
+  rows: unknown[][];
+  numeric: boolean[];
+}
+
+export function isDataFrameLike(x: unknown): x is DataFrameLike {
+  const o = x as DataFrameLike | null;
+  return typeof o === "object" && o !== null && !Array.isArray(o) && Array.isArray(o.columns) && Array.isArray(o.values);
+}
+
+/** Is this index just 0..n-1 (danfojs's default)? Then showing it adds nothing. */
+function isDefaultIndex(index: unknown[]): boolean {
+  return index.every((v, i) => v === i);
+}
+
+function toGrid(input: TableInput): Grid {
+  let columns: string[];
+  let rows: unknown[][];
+  if (isDataFrameLike(input)) {
+    columns = input.columns.map(String);
+    // A one-column DataFrame can report values as a flat array; normalise to rows.
+    rows = input.values.map((r) => (Array.isArray(r) ? r : [r]));
+    if (input.index && input.index.length === rows.length && !isDefaultIndex(input.index)) {
+      const index = input.index;
+      columns = ["", ...columns];
+      rows = rows.map((r, i) => [index[i], ...r]);
+    }
+  } else {
+    // Union of keys in first-seen order, so ragged rows still line up.
+    const seen = new Set<string>();
+    for (const r of input) for (const k of Object.keys(r)) seen.add(k);
+    columns = Array.from(seen);
+    rows = input.map((r) => columns.map((c) => r[c]));
+  }
+  const numeric = columns.map((_, j) => rows.length > 0 && rows.every((r) => r[j] == null || typeof r[j] === "number"));
+  return { columns, rows, numeric };
+}
+
+export function formatCell(v: unknown, digits = 3): string {
+  if (v === null || v === undefined) return "";
+  if (typeof v === "number") {
+    if (Number.isInteger(v) || !Number.isFinite(v)) return String(v);
+    return v.toFixed(digits);
+  }
+  if (typeof v === "string") return v;
+  if (typeof v === "boolean" || typeof v === "bigint") return String(v);
+  return JSON.stringify(v) ?? String(v);
+}
+
+// One class + one <style> block: JupyterLab injects output HTML into the page, so the selectors
+// are scoped to .toolrl-table to avoid restyling the rest of the notebook.
+// Alignment is set inline on each cell (see tableHtml): JupyterLab and nbconvert right-align
+// every output cell with `:not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon td`, which outranks a
+// class selector of ours, and an inline style beats any stylesheet rule.
+const TABLE_CSS =
+  "table.toolrl-table{border-collapse:collapse;font-size:13px;margin:.4em 0;font-family:system-ui,sans-serif}" +
+  "table.toolrl-table caption{caption-side:top;text-align:left;font-weight:600;padding:.2em 0;white-space:nowrap}" +
+  "table.toolrl-table th,table.toolrl-table td{padding:3px 10px;border:0;border-bottom:1px solid #e2e2e2}" +
+  "table.toolrl-table th{background:#f4f4f4}" +
+  "table.toolrl-table .num{font-variant-numeric:tabular-nums}" +
+  "table.toolrl-table tbody tr:hover td{background:#f3f5ff}";
+
+export function tableHtml(input: TableInput, opts: TableOptions = {}): string {
+  const { columns, rows, numeric } = toGrid(input);
+  const digits = opts.digits ?? 3;
+  const attrs = numeric.map((n) => (n ? ' class="num" style="text-align:right"' : ' style="text-align:left"'));
+  const head = columns.map((c, j) => `<th${attrs[j]}>${escapeHtml(c)}</th>`).join("");
+  const body = rows
+    .map((r) => `<tr>${r.map((v, j) => `<td${attrs[j]}>${escapeHtml(formatCell(v, digits))}</td>`).join("")}</tr>`)
+    .join("\n");
+  const caption = opts.caption ? `<caption>${escapeHtml(opts.caption)}</caption>` : "";
+  return `<style>${TABLE_CSS}</style>\n<table class="toolrl-table">${caption}\n<thead><tr>${head}</tr></thead>\n<tbody>\n${body}\n</tbody></table>`;
+}
+
+/** The same table as aligned monospace text (the fallback outside a notebook). */
+export function tableText(input: TableInput, opts: TableOptions = {}): string {
+  const { columns, rows, numeric } = toGrid(input);
+  const digits = opts.digits ?? 3;
+  const cells = rows.map((r) => r.map((v) => formatCell(v, digits)));
+  const widths = columns.map((c, j) => Math.max(c.length, ...cells.map((r) => r[j].length)));
+  const pad = (s: string, j: number) => (numeric[j] ? s.padStart(widths[j]) : s.padEnd(widths[j]));
+  const lines = [columns.map(pad).join("  "), widths.map((w) => "-".repeat(w)).join("  "), ...cells.map((r) => r.map(pad).join("  "))];
+  if (opts.caption) lines.unshift(opts.caption);
+  return lines.join("\n");
+}

@@ -1,0 +1,37 @@
+/**
+ * GRPO outcome advantages (DESIGN A.4): within each group of rollouts of one prompt,
+ *   A_i = (r_i - mean(r)) / (std(r) + 1e-6),
+ * the same value on every response token of rollout i. `std` is the unbiased (n - 1) standard deviation,
+ * as torch.std computes it in verl's compute_grpo_outcome_advantage. A group whose rewards are all equal
+ * (all 0 or all 1) gets zero advantage: it teaches nothing, which is why the share of all-zero groups is
+ * logged every step.
+ */
+
+/** Advantages for rewards laid out group after group (`rewards.length` a multiple of `groupSize`). */
+export function grpoAdvantages(rewards: number[], groupSize: number, eps = 1e-6): number[] {
+  if (groupSize < 1 || rewards.length % groupSize !== 0) {
+    throw new Error(`grpoAdvantages: ${rewards.length} rewards do not split into groups of ${groupSize}`);
+  }
+  const out = new Array<number>(rewards.length);
+  for (let g = 0; g < rewards.length; g += groupSize) {
+    const group = rewards.slice(g, g + groupSize);
+    const mean = group.reduce((a, b) => a + b, 0) / groupSize;
+    // torch.std of a single element is NaN; verl sets mean 0, std 1 for singleton groups
+    const std = groupSize > 1
+      ? Math.sqrt(group.reduce((a, r) => a + (r - mean) * (r - mean), 0) / (groupSize - 1))
+      : 1;
+    const m = groupSize > 1 ? mean : 0;
+    for (let i = 0; i < groupSize; i++) out[g + i] = (group[i] - m) / (std + eps);
+  }
+  return out;
+}
+
+/** Share of groups whose rewards are all zero (no learning signal and no success). */
+export function zeroRewardGroupShare(rewards: number[], groupSize: number): number {
+  const groups = rewards.length / groupSize;
+  let zero = 0;
+  for (let g = 0; g < rewards.length; g += groupSize) {
+    if (rewards.slice(g, g + groupSize).every((r) => r === 0)) zero++;
+  }
+  return groups > 0 ? zero / groups : 0;
+}

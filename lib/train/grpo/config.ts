@@ -1,0 +1,88 @@
+/**
+ * Every knob of multi-turn GRPO in one typed config (DESIGN A.4). Each default says where it comes from:
+ * "paper" = the official Qwen2.5-1.5B GRPO script of the paper's repository; "ours" = scaled for a
+ * 0.1M-parameter model on two CPU cores, with the reason.
+ */
+import { PolicyLossConfig } from './loss';
+
+export interface GRPOConfig extends PolicyLossConfig {
+  /** Rollouts per prompt. Paper: 8 (rollout.n). */
+  groupSize: number;
+  /** Prompts (tasks) per RL step. Paper: 60 (train_batch_size); ours: 8, to fit a CPU step in seconds. */
+  promptsPerStep: number;
+  /** Prompts per PPO mini-batch. Paper: 20 (ppo_mini_batch_size), i.e. 3 updates per step; ours keeps the 3:1 ratio where possible. */
+  promptsPerMiniBatch: number;
+  /** Passes over the step's rollouts. Paper: 1 (ppo_epochs). */
+  ppoEpochs: number;
+  /** Number of RL steps. Paper: 300 (total_training_steps); ours per preset. */
+  steps: number;
+  /** Learning rate. Paper: 1e-6 for 1.5B parameters; ours: chosen by the LR sweep (a tiny model needs a larger one). */
+  lr: number;
+  /** Linear warmup steps, then constant. Paper: 10 (lr_warmup_steps); ETS/PRS RL stages use 5. */
+  warmupSteps: number;
+  /** AdamW weight decay. Paper: 0.01 (verl default). */
+  weightDecay: number;
+  /** Global-norm gradient clip. Paper: 1.0 (grad_clip). */
+  maxGradNorm: number;
+  /** Entropy bonus coefficient. Paper: 0 (entropy_coeff). */
+  entropyCoef: number;
+  /** Sampling temperature. Paper: 1.0 (top-p 1.0). */
+  temperature: number;
+  /** Most assistant messages per trajectory. Paper: 30 (max_turns). */
+  maxAssistantMessages: number;
+  /** Longest assistant message in tokens (ours; the paper caps the whole response length instead). */
+  maxMessageTokens: number;
+  /** Context budget per trajectory in tokens (ours; paper: 8k response + prompt). */
+  maxContext: number;
+  /** Greedy validation every this many steps. Paper: 5 (test_freq). */
+  valEvery: number;
+  /** Validation tasks per category (test split). Paper: the full test split; ours: a fixed subset per preset. */
+  valTasksPerCategory: number;
+  /** Checkpoint every this many steps (0 = only at the end). */
+  checkpointEvery: number;
+  /** Tasks used for the control-token probe (first user turn of each). */
+  probeTasks: number;
+  /** Seed of task sampling and token sampling. */
+  seed: number;
+}
+
+export const defaultGRPOConfig: GRPOConfig = {
+  groupSize: 8,
+  promptsPerStep: 8,
+  promptsPerMiniBatch: 4,
+  ppoEpochs: 1,
+  steps: 100,
+  lr: 1e-3,
+  warmupSteps: 10,
+  weightDecay: 0.01,
+  maxGradNorm: 1.0,
+  entropyCoef: 0,
+  temperature: 1.0,
+  maxAssistantMessages: 30,
+  maxMessageTokens: 64,
+  maxContext: 1024,
+  clipRatio: 0.2,
+  dualClip: 3.0,
+  klCoef: 1e-4,
+  valEvery: 5,
+  valTasksPerCategory: 10,
+  checkpointEvery: 25,
+  probeTasks: 32,
+  seed: 1,
+};
+
+/** Reject configs that cannot run, naming the field and value. */
+export function validateGRPOConfig(cfg: GRPOConfig): void {
+  const posInt = (k: keyof GRPOConfig) => {
+    const v = cfg[k] as number;
+    if (!Number.isInteger(v) || v < 1) throw new Error(`grpo config: ${k} must be an integer >= 1, got ${v}`);
+  };
+  (['groupSize', 'promptsPerStep', 'promptsPerMiniBatch', 'ppoEpochs', 'steps', 'maxAssistantMessages',
+    'maxMessageTokens', 'maxContext', 'valEvery', 'valTasksPerCategory', 'probeTasks'] as (keyof GRPOConfig)[]).forEach(posInt);
+  if (cfg.promptsPerStep % cfg.promptsPerMiniBatch !== 0) {
+    throw new Error(`grpo config: promptsPerStep (${cfg.promptsPerStep}) must be a multiple of promptsPerMiniBatch (${cfg.promptsPerMiniBatch})`);
+  }
+  if (!(cfg.lr > 0)) throw new Error(`grpo config: lr must be > 0, got ${cfg.lr}`);
+  if (!(cfg.clipRatio > 0 && cfg.clipRatio < 1)) throw new Error(`grpo config: clipRatio must be in (0, 1), got ${cfg.clipRatio}`);
+  if (!(cfg.dualClip > 1)) throw new Error(`grpo config: dualClip must be > 1, got ${cfg.dualClip}`);
+}

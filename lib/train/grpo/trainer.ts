@@ -1,0 +1,325 @@
+/**
+ * Multi-turn GRPO (DESIGN A.4): one `step()` = sample `promptsPerStep` training tasks, roll out
+ * `groupSize` episodes of each at temperature 1, score them with the binary checker reward, compute group
+ * advantages, then update the policy with the clipped (dual-clip) PPO loss + k3 KL in mini-batches.
+ *
+ * Synchronous supervisory signals (OPS, HBG, per-update SFT; DESIGN A.6) plug in through `SyncSignal`
+ * without touching this loop. Every step logs the paper's instruments (lib/diagnostics).
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import * as tf from '@tensorflow/tfjs';
+import { Rng } from '../../prng';
+import { GPT } from '../../model/gpt';
+import { tokenLogProbs } from '../../model/logprobs';
+import { Tokenizer } from '../../format/tokenizer';
+import { TOOL_CALL_OPEN } from '../../format/tokens';
+import { renderConversation, ASSISTANT_PREFIX } from '../../format/chat';
+import { stateShares } from '../../format/states';
+import { StructuralState } from '../../format/types';
+import { Task } from '../../envs/task';
+import { Episode } from '../../envs/episode';
+import { AdamW, computeGrads, disposeGrads } from '../optim';
+import { constantWithWarmup } from '../schedule';
+import { padBatch, PaddedBatch } from '../batch';
+import { rollout, ScriptedRow, Trajectory } from '../rollout';
+import { evaluateModel, EvalResult } from '../evaluate';
+import { MetricRecord, MetricsSink } from '../metrics';
+import { probeContexts, probeTokenIds, runProbe } from '../../diagnostics/probe';
+import { gradientSplit } from '../../diagnostics/gradsplit';
+import { grpoAdvantages, zeroRewardGroupShare } from './advantages';
+import { GRPOConfig, validateGRPOConfig } from './config';
+import { policyLoss } from './loss';
+import { scoreBatch } from './scoring';
+
+/** What a synchronous signal may change about one rollout of a group (DESIGN A.6). */
+export interface RolloutPlan {
+  /** Appended to the system prompt while sampling only (HBG); training sees the hint-free prompt. */
+  hint?: string;
+  /** Assistant messages to emit instead of sampling (OPS's ground-truth rollout). */
+  script?: ScriptedRow;
+}
+
+export interface SyncSignal {
+  name: string;
+  /** Plan for rollout `index` (0..groupSize-1) of `task`'s group. */
+  plan?(task: Task, index: number): RolloutPlan;
+  /**
+   * Extra loss added to each mini-batch's GRPO loss (the synchronous per-update SFT loss). Called inside the
+   * gradient scope; returns a scalar or null.
+   */
+  extraLoss?(model: GPT): tf.Scalar | null;
+  /**
+   * Optional per-token policy-shaping weights for off-policy tokens (OPS's LUFFY variant): given [B,T] logp of
+   * the current policy and the off-policy mask, return the per-token loss to use on off-policy tokens.
+   */
+  offPolicyLoss?(logp: tf.Tensor2D, adv: tf.Tensor2D): tf.Tensor2D;
+}
+
+export interface StepStats extends MetricRecord {
+  step: number;
+}
+
+export interface TrainerArgs {
+  model: GPT;
+  /** The frozen reference policy for the KL term (the starting checkpoint); null disables KL. */
+  ref: GPT | null;
+  tokenizer: Tokenizer;
+  trainTasks: Task[];
+  valTasks: Task[];
+  config: GRPOConfig;
+  signal?: SyncSignal;
+  metrics?: MetricsSink;
+  /** Where to append step records of the rollouts (task id, messages, reward, errorTurn); null = none. */
+  stepRecordsFile?: string | null;
+}
+
+/** The trainer's mutable state that a checkpoint must hold for an exact resume. */
+export interface TrainerState {
+  step: number;
+  rngState: number;
+}
+
+export class GRPOTrainer {
+  readonly config: GRPOConfig;
+  readonly model: GPT;
+  readonly opt: AdamW;
+  stepIndex = 0;
+  readonly rng: Rng;
+  private readonly probeCtx: number[][];
+  private readonly schedule: (s: number) => number;
+
+  constructor(private readonly args: TrainerArgs) {
+    validateGRPOConfig(args.config);
+    if (args.trainTasks.length < args.config.promptsPerStep) {
+      throw new Error(`grpo: ${args.trainTasks.length} training tasks < promptsPerStep ${args.config.promptsPerStep}`);
+    }
+    this.config = args.config;
+    this.model = args.model;
+    this.rng = new Rng(args.config.seed);
+    this.opt = new AdamW(args.model.params(), { weightDecay: args.config.weightDecay, maxGradNorm: args.config.maxGradNorm });
+    this.schedule = constantWithWarmup(args.config.lr, args.config.warmupSteps);
+    // probe prompts: system + first user turn of a fixed slice of the validation tasks
+    const probeTasks = args.valTasks.slice(0, Math.min(args.config.probeTasks, args.valTasks.length));
+    this.probeCtx = probeContexts(args.tokenizer, probeTasks.map((t) => new Episode(t).initialMessages()));
+  }
+
+  getState(): TrainerState {
+    return { step: this.stepIndex, rngState: this.rng.getState() };
+  }
+
+  setState(s: TrainerState): void {
+    this.stepIndex = s.step;
+    this.rng.setState(s.rngState);
+  }
+
+  /** Greedy validation on the validation tasks. */
+  validate(): EvalResult {
+    return evaluateModel(this.model, this.args.tokenizer, this.args.valTasks, {
+      maxAssistantMessages: this.config.maxAssistantMessages,
+      rollout: { maxMessageTokens: this.config.maxMessageTokens, maxContext: this.config.maxContext },
+    });
+  }
+
+  /** Sample the step's groups and roll them out. Returns trajectories laid out group after group. */
+  private sampleGroups(): { trajs: Trajectory[]; seconds: number; tokens: number } {
+    const cfg = this.config;
+    const tok = this.args.tokenizer;
+    const tasks = this.rng.sample(this.args.trainTasks, cfg.promptsPerStep);
+    const episodes: Episode[] = [];
+    const scripts: (ScriptedRow | undefined)[] = [];
+    const hinted: boolean[] = [];
+    for (const task of tasks) {
+      for (let i = 0; i < cfg.groupSize; i++) {
+        const plan = this.args.signal?.plan ? this.args.signal.plan(task, i) : {};
+        episodes.push(new Episode(task, { syntax: 'json', maxAssistantMessages: cfg.maxAssistantMessages, hint: plan.hint }));
+        scripts.push(plan.script);
+        hinted.push(plan.hint !== undefined);
+      }
+    }
+    const t0 = Date.now();
+    const trajs = rollout(this.model, tok, episodes, {
+      rng: this.rng.fork(),
+      scripts,
+      config: { temperature: cfg.temperature, greedy: false, maxMessageTokens: cfg.maxMessageTokens, maxContext: cfg.maxContext },
+    });
+    const seconds = (Date.now() - t0) / 1000;
+    // HBG: the hint was seen while sampling only; train on the hint-free prompt (DESIGN A.6)
+    trajs.forEach((t, i) => {
+      if (hinted[i]) replacePrompt(t, tok.encode(renderPrompt(episodes[i].task)));
+    });
+    const tokens = trajs.reduce((a, t) => a + t.ids.length, 0);
+    return { trajs, seconds, tokens };
+  }
+
+  /** One RL step; returns the logged record. */
+  step(): StepStats {
+    const cfg = this.config;
+    const tok = this.args.tokenizer;
+    const stepNo = this.stepIndex + 1;
+    const { trajs, seconds: rolloutSeconds, tokens: rolloutTokens } = this.sampleGroups();
+    const rewards = trajs.map((t) => t.reward);
+    const adv = grpoAdvantages(rewards, cfg.groupSize);
+
+    // ---- score every mini-batch with the pre-update policy (old) and the reference (KL) ----
+    const t1 = Date.now();
+    const probeIds = probeTokenIds(tok);
+    const mbSize = cfg.promptsPerMiniBatch * cfg.groupSize;
+    const openId = tok.id(TOOL_CALL_OPEN);
+    interface MB { batch: PaddedBatch; old: tf.Tensor2D; ref: tf.Tensor2D | null }
+    const mbs: MB[] = [];
+    const split = { probs: [] as number[][], sampled: [] as number[], advantages: [] as number[] };
+    let entropySum = 0;
+    try {
+      for (let s = 0; s < trajs.length; s += mbSize) {
+        const group = trajs.slice(s, s + mbSize);
+        const advTok = group.map((t, i) => t.ids.map(() => adv[s + i]));
+        const offTok = group.map((t) => t.offPolicy);
+        const batch = padBatch(group, cfg.maxContext, { adv: advTok, off: offTok });
+        // probe positions: the token after an assistant message's opening <tool_call>
+        const positions: [number, number][] = [];
+        group.forEach((t, b) => {
+          for (const m of t.messages) {
+            if (t.ids[m.start] === openId && m.start + 1 < m.end && m.start < batch.length) {
+              positions.push([b, m.start]);
+              split.sampled.push(t.ids[m.start + 1]);
+              split.advantages.push(adv[s + b]);
+            }
+          }
+        });
+        const scored = scoreBatch(this.model, batch, positions, probeIds);
+        split.probs.push(...scored.probeProbs);
+        entropySum += scored.entropy * group.length;
+        const ref = this.args.ref ? scoreBatch(this.args.ref, batch).logp : null;
+        mbs.push({ batch, old: scored.logp, ref });
+      }
+
+      // ---- updates: one pass over the mini-batches (ppoEpochs = 1 in the paper) ----
+      const lr = this.schedule(this.stepIndex);
+      const acc = { loss: 0, pg: 0, kl: 0, clip: 0, dual: 0, grad: 0, n: 0 };
+      for (let epoch = 0; epoch < cfg.ppoEpochs; epoch++) {
+        for (const mb of mbs) {
+          let stats: tf.Tensor1D | null = null;
+          const { value, grads } = computeGrads(this.model.params(), () => {
+            const logits = this.model.forward(mb.batch.inputs); // [B, T, V]
+            const logp = tokenLogProbs(logits, mb.batch.targets); // [B, T]
+            const terms = policyLoss(logp, mb.old, mb.ref, mb.batch.extras.adv, mb.batch.mask, cfg);
+            let loss = terms.loss;
+            const extra = this.args.signal?.extraLoss ? this.args.signal.extraLoss(this.model) : null;
+            if (extra) loss = tf.add(loss, extra) as tf.Scalar;
+            stats = tf.keep(tf.stack([terms.pgLoss, terms.kl, terms.clipFrac, terms.dualClipFrac]) as tf.Tensor1D);
+            return loss;
+          });
+          const lossValue = value.dataSync()[0];
+          value.dispose();
+          const st = (stats as tf.Tensor1D | null);
+          const sv = st ? Array.from(st.dataSync()) : [NaN, NaN, NaN, NaN];
+          st?.dispose();
+          try {
+            if (!Number.isFinite(lossValue)) throw new Error(`grpo step ${stepNo}: non-finite loss (${lossValue})`);
+            const { gradNorm } = this.opt.step(grads, lr);
+            acc.grad += gradNorm;
+          } finally {
+            disposeGrads(grads);
+          }
+          acc.loss += lossValue; acc.pg += sv[0]; acc.kl += sv[1]; acc.clip += sv[2]; acc.dual += sv[3]; acc.n++;
+        }
+      }
+      const trainSeconds = (Date.now() - t1) / 1000;
+      const trainTokens = mbs.reduce((a, m) => a + m.batch.inputs.size, 0) * cfg.ppoEpochs;
+
+      // ---- instruments ----
+      const gs = gradientSplit({ ...split, tokenIds: probeIds });
+      const probe = runProbe(this.model, tok, this.probeCtx);
+      const states: StructuralState[] = [];
+      for (const t of trajs) for (const m of t.messages) if (!m.scripted) states.push(m.state);
+      const shares = stateShares(states);
+      this.stepIndex = stepNo;
+      const rec: StepStats = {
+        step: stepNo,
+        lr,
+        reward: mean(rewards),
+        zeroRewardGroups: zeroRewardGroupShare(rewards, cfg.groupSize),
+        loss: acc.loss / acc.n,
+        pgLoss: acc.pg / acc.n,
+        kl: acc.kl / acc.n,
+        clipFrac: acc.clip / acc.n,
+        dualClipFrac: acc.dual / acc.n,
+        gradNorm: acc.grad / acc.n,
+        entropy: entropySum / trajs.length,
+        messagesPerTrajectory: mean(trajs.map((t) => t.messages.length)),
+        tokensPerTrajectory: rolloutTokens / trajs.length,
+        truncatedShare: mean(trajs.map((t) => (t.truncated ? 1 : 0))),
+        rolloutSeconds,
+        trainSeconds,
+        rolloutTokensPerS: rolloutTokens / Math.max(rolloutSeconds, 1e-3),
+        trainTokensPerS: trainTokens / Math.max(trainSeconds, 1e-3),
+        pJsonOpen: probe.pJsonOpen,
+        pImEnd: probe.pImEnd,
+        pToolCall: probe.pToolCall,
+        splitPositions: gs.positions,
+        selfJsonOpen: gs.self[0], otherJsonOpen: gs.other[0],
+        selfImEnd: gs.self[1], otherImEnd: gs.other[1],
+        selfToolCall: gs.self[2], otherToolCall: gs.other[2],
+        healthyCall: shares.healthyCall,
+        healthyResponse: shares.healthyResponse,
+        pollution: shares.pollution,
+        fullCollapse: shares.fullCollapse,
+      };
+      if (stepNo % cfg.valEvery === 0 || stepNo === cfg.steps) {
+        const val = this.validate();
+        rec.valAccuracy = val.mean;
+        for (const [c, v] of Object.entries(val.perCategory)) rec[`val_${c}`] = v.accuracy;
+        rec.valFullCollapse = val.states.fullCollapse;
+        rec.valHealthyCall = val.states.healthyCall;
+      }
+      this.args.metrics?.log(rec);
+      this.writeStepRecords(stepNo, trajs);
+      return rec;
+    } finally {
+      for (const mb of mbs) {
+        mb.batch.dispose();
+        mb.old.dispose();
+        mb.ref?.dispose();
+      }
+    }
+  }
+
+  private writeStepRecords(step: number, trajs: Trajectory[]): void {
+    const file = this.args.stepRecordsFile;
+    if (!file) return;
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const lines = trajs.map((t, i) => JSON.stringify({
+      step, taskId: t.taskId, category: t.category, group: Math.floor(i / this.config.groupSize),
+      index: i % this.config.groupSize, reward: t.reward, errorTurn: t.errorTurn,
+      messages: t.messages.map((m) => m.content), states: t.messages.map((m) => m.state),
+      scripted: t.messages.some((m) => m.scripted),
+    }));
+    fs.appendFileSync(file, lines.join('\n') + '\n');
+  }
+
+  dispose(): void {
+    this.opt.dispose();
+  }
+}
+
+function mean(xs: number[]): number {
+  return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0;
+}
+
+/** The hint-free prompt of a task, exactly as the rollout engine encodes it. */
+function renderPrompt(task: Task): string {
+  return renderConversation(new Episode(task).initialMessages()) + ASSISTANT_PREFIX;
+}
+
+/** Swap a trajectory's prompt tokens for `prompt` (same conversation after it), shifting every offset. */
+export function replacePrompt(t: Trajectory, prompt: number[]): void {
+  const shift = prompt.length - t.promptLength;
+  const zeros = prompt.map(() => 0);
+  t.ids = prompt.concat(t.ids.slice(t.promptLength));
+  t.lossMask = zeros.concat(t.lossMask.slice(t.promptLength));
+  t.sampleLogProbs = zeros.concat(t.sampleLogProbs.slice(t.promptLength));
+  t.offPolicy = zeros.concat(t.offPolicy.slice(t.promptLength));
+  t.promptLength = prompt.length;
+  for (const m of t.messages) { m.start += shift; m.end += shift; }
+}

@@ -1,0 +1,224 @@
+/**
+ * The batched multi-turn rollout engine (DESIGN A.2, A.4).
+ *
+ * N episodes run in parallel, each with its own environment, through one batched KV cache. Every
+ * iteration appends one token per live row: either a token the row must *read* (its prompt, an
+ * observation, or a scripted message such as OPS's ground truth) or the token it just *sampled*. When
+ * all live rows only read, they read in chunks, which makes prompt prefill a single forward pass.
+ *
+ * What comes back per episode is what GRPO trains on: the token ids of the whole conversation, a loss
+ * mask that is 1 on assistant tokens including each message's `<|im_end|>` and 0 on the prompt and every
+ * injected observation / user turn (DESIGN A.4), the sampling log-probs, per-message structural states,
+ * and the checker's verdict (binary reward, errorTurn).
+ */
+import { Rng } from '../prng';
+import { Tokenizer } from '../format/tokenizer';
+import { renderConversation, renderMessage, ASSISTANT_PREFIX } from '../format/chat';
+import { IM_END, TOOL_CALL_OPEN } from '../format/tokens';
+import { classifyMessage } from '../format/states';
+import { CallSyntax, StructuralState } from '../format/types';
+import { Episode } from '../envs/episode';
+import { GPT } from '../model/gpt';
+import { sampleToken } from './sampling';
+
+export interface RolloutConfig {
+  /** Sampling temperature; 1.0 in the paper's GRPO script (validation: greedy). */
+  temperature: number;
+  greedy: boolean;
+  /** Longest assistant message, in tokens; a longer one is cut and closed with a (masked) `<|im_end|>`. */
+  maxMessageTokens: number;
+  /** Context budget per episode (prompt + all messages + observations); an episode that would pass it ends. */
+  maxContext: number;
+  /** Prompt/observation tokens read per forward pass when no live row is sampling. */
+  readChunk: number;
+}
+
+export const defaultRolloutConfig: RolloutConfig = {
+  temperature: 1.0,
+  greedy: false,
+  maxMessageTokens: 64,
+  maxContext: 1024,
+  readChunk: 64,
+};
+
+/**
+ * Constrained decoding hook: given the row and the tokens of the current message so far, return token ids
+ * that must not come next (or null). Used by the capability probe (DESIGN A.5, issue "capability intact").
+ */
+export type LogitMask = (row: number, messageSoFar: readonly number[]) => readonly number[] | null;
+
+/** A row whose assistant messages come from a script instead of the policy (OPS's ground-truth rollout). */
+export interface ScriptedRow {
+  /** The assistant messages to emit, in order; when they run out, the row samples. */
+  messages: string[];
+}
+
+export interface MessageRecord {
+  content: string;
+  state: StructuralState;
+  /** Token span [start, end) of the message in `ids`, its `<|im_end|>` included. */
+  start: number;
+  end: number;
+  scripted: boolean;
+}
+
+export interface Trajectory {
+  taskId: string;
+  category: string;
+  /** Every token of the conversation as the policy read it: prompt, messages, observations. */
+  ids: number[];
+  /** 1 on assistant tokens (each message's `<|im_end|>` included), 0 elsewhere. */
+  lossMask: number[];
+  /** log p of each token when it was sampled (0 where mask is 0 or the token was scripted). */
+  sampleLogProbs: number[];
+  /** 1 on tokens that came from a script (OPS ground truth) rather than from the policy. */
+  offPolicy: number[];
+  promptLength: number;
+  messages: MessageRecord[];
+  reward: number;
+  pass: boolean;
+  errorTurn: number | null;
+  /** The episode stopped on the context budget rather than finishing. */
+  truncated: boolean;
+}
+
+export interface RolloutOptions {
+  config?: Partial<RolloutConfig>;
+  rng: Rng;
+  syntax?: CallSyntax;
+  logitMask?: LogitMask;
+  /** Per-row scripts (same length as episodes; undefined rows sample). */
+  scripts?: (ScriptedRow | undefined)[];
+  onMessage?: (done: number) => void;
+}
+
+interface RowState {
+  ep: Episode;
+  pending: number[];
+  message: number[];
+  messageStart: number;
+  scriptIndex: number;
+  live: boolean;
+  truncated: boolean;
+  traj: Trajectory;
+}
+
+/** Run `episodes` to the end (or the context budget) with `model` and return one Trajectory each. */
+export function rollout(model: GPT, tokenizer: Tokenizer, episodes: Episode[], opts: RolloutOptions): Trajectory[] {
+  const cfg: RolloutConfig = { ...defaultRolloutConfig, ...(opts.config ?? {}) };
+  const syntax = opts.syntax ?? 'json';
+  const imEnd = tokenizer.id(IM_END);
+  const vocab = tokenizer.size;
+  const maxContext = Math.min(cfg.maxContext, model.config.blockSize);
+
+  const rows: RowState[] = episodes.map((ep) => {
+    const prompt = tokenizer.encode(renderConversation(ep.initialMessages()) + ASSISTANT_PREFIX);
+    const traj: Trajectory = {
+      taskId: ep.task.id, category: ep.task.category,
+      ids: prompt.slice(), lossMask: prompt.map(() => 0), sampleLogProbs: prompt.map(() => 0),
+      offPolicy: prompt.map(() => 0), promptLength: prompt.length, messages: [],
+      reward: 0, pass: false, errorTurn: null, truncated: false,
+    };
+    return { ep, pending: prompt, message: [], messageStart: prompt.length, scriptIndex: 0,
+      live: prompt.length < maxContext, truncated: prompt.length >= maxContext, traj };
+  });
+
+  const record = (r: RowState, token: number, mask: number, logProb: number, offPolicy: number) => {
+    r.traj.ids.push(token);
+    r.traj.lossMask.push(mask);
+    r.traj.sampleLogProbs.push(logProb);
+    r.traj.offPolicy.push(offPolicy);
+  };
+
+  // Called when a row has read everything it had to: either start a scripted message or sample.
+  const startScriptedIfAny = (r: RowState, rowIndex: number): boolean => {
+    const script = opts.scripts ? opts.scripts[rowIndex] : undefined;
+    if (!script || r.scriptIndex >= script.messages.length) return false;
+    const text = script.messages[r.scriptIndex++];
+    const toks = tokenizer.encode(text).concat([imEnd]);
+    r.messageStart = r.traj.ids.length;
+    for (const t of toks) record(r, t, 1, 0, 1);
+    r.message = toks.slice(0, -1);
+    finishMessage(r, toks, true);
+    return true;
+  };
+
+  // A message is complete (its tokens are already recorded): step the environment and queue what to read.
+  let messagesDone = 0;
+  const finishMessage = (r: RowState, toFeed: number[], scripted: boolean) => {
+    const content = tokenizer.decode(r.message);
+    r.traj.messages.push({ content, state: classifyMessage(content, syntax), start: r.messageStart,
+      end: r.traj.ids.length, scripted });
+    const step = r.ep.step(content);
+    messagesDone++;
+    if (opts.onMessage) opts.onMessage(messagesDone);
+    r.message = [];
+    if (step.done || step.observation === null) {
+      r.live = false;
+      return;
+    }
+    const obs = tokenizer.encode('\n' + renderMessage(step.observation) + ASSISTANT_PREFIX);
+    if (r.traj.ids.length + obs.length + 2 > maxContext) {
+      r.live = false;
+      r.truncated = true;
+      return;
+    }
+    for (const t of obs) record(r, t, 0, 0, 0);
+    r.messageStart = r.traj.ids.length;
+    r.pending = toFeed.concat(obs);
+  };
+
+  const cache = model.createCache(rows.length);
+  try {
+    for (let guard = 0; rows.some((r) => r.live); guard++) {
+      if (guard > 100000) throw new Error('rollout: no progress (internal error)');
+      // Mid-message rows feed one sampled token per pass; reading in chunks then would pad them with
+      // wasted cache slots, so chunked reading only happens when no live row is mid-message.
+      const anySampling = rows.some((r) => r.live && r.message.length > 0);
+      const chunk = anySampling ? 1 : cfg.readChunk;
+      const inputs = rows.map((r) => (r.live ? r.pending.splice(0, chunk) : []));
+      const logitsT = model.append(cache, inputs);
+      const logits = logitsT.dataSync() as Float32Array;
+      logitsT.dispose();
+      rows.forEach((r, b) => {
+        if (!r.live || r.pending.length > 0) return;
+        if (r.message.length === 0 && startScriptedIfAny(r, b)) return;
+        const forbidden = opts.logitMask ? opts.logitMask(b, r.message) : null;
+        const s = sampleToken(logits, b * vocab, vocab, cfg, opts.rng, forbidden);
+        record(r, s.token, 1, s.logProb, 0);
+        r.message.push(s.token);
+        const room = r.traj.ids.length + 1 >= maxContext;
+        if (s.token === imEnd || r.message.length >= cfg.maxMessageTokens || room) {
+          const toFeed = [s.token];
+          if (s.token === imEnd) r.message.pop();
+          else {
+            // cut message: close it so the conversation stays well-formed; the model did not choose this token
+            record(r, imEnd, 0, 0, 0);
+            toFeed.push(imEnd);
+          }
+          finishMessage(r, toFeed, false);
+        } else {
+          r.pending = [s.token];
+        }
+      });
+    }
+  } finally {
+    cache.dispose();
+  }
+
+  return rows.map((r) => {
+    const res = r.ep.result();
+    r.traj.reward = res.reward;
+    r.traj.pass = res.pass;
+    r.traj.errorTurn = res.errorTurn;
+    r.traj.truncated = r.truncated;
+    return r.traj;
+  });
+}
+
+/** Token ids that constrained decoding forbids right after `<tool_call>`: closing at once or repeating the tag. */
+export function structuralMask(tokenizer: Tokenizer): LogitMask {
+  const open = tokenizer.id(TOOL_CALL_OPEN);
+  const banned = [tokenizer.id(IM_END), open];
+  return (_row, soFar) => (soFar.length > 0 && soFar[soFar.length - 1] === open ? banned : null);
+}

@@ -1,0 +1,72 @@
+// Pure parts of lib/report: figure specs, tables, the report page, and the display helpers'
+// behaviour outside a notebook (they must print a fallback, never throw).
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { lineFigure, plotDivHtml, writeHtmlReport, scriptSafeJson } from "../lib/report/plotly";
+import { tableHtml, tableText } from "../lib/report/table";
+import { showPlot, showTable, liveProgress } from "../lib/report/display";
+
+test("lineFigure uses {text} titles (plotly 3 ignores bare strings)", () => {
+  const fig = lineFigure({ title: "T", x: [0, 1], series: [{ name: "a", y: [1, 2] }], xTitle: "step", yTitle: "v" });
+  assert.deepEqual(fig.layout.title, { text: "T" });
+  assert.deepEqual((fig.layout.xaxis as { title: unknown }).title, { text: "step" });
+  assert.equal(fig.data.length, 1);
+  assert.deepEqual(fig.data[0].x, [0, 1]);
+});
+
+test("figure JSON cannot close the <script> it lives in", () => {
+  const fig = lineFigure({ title: "</script><b>x", x: [0], series: [{ name: "a", y: [0] }] });
+  const html = plotDivHtml(fig);
+  assert.equal(html.match(/<\/script>/g)?.length, 1);
+  assert.ok(scriptSafeJson("</script>").includes("\\u003c/script>"));
+});
+
+test("tables from rows and from a DataFrame-like object", () => {
+  const rows = [{ a: "x", b: 1.23456 }, { a: "y", b: 2, c: true }];
+  const html = tableHtml(rows, { caption: "cap<", digits: 2 });
+  assert.ok(html.includes("<caption>cap&lt;</caption>"));
+  assert.ok(html.includes(">1.23<"));
+  assert.ok(html.includes("<th") && html.includes(">c</th>"));
+  const df = { columns: ["k", "v"], values: [["p", 0.5], ["q", 1]], index: [0, 1] };
+  const text = tableText(df);
+  assert.match(text, /^k\s+v\n/);
+  assert.ok(text.includes("0.500"));
+});
+
+test("writeHtmlReport inlines the plotly bundle once", () => {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "toolrl-report-")), "sub", "report.html");
+  const fig = lineFigure({ title: "T", x: [0, 1], series: [{ name: "a", y: [1, 2] }] });
+  writeHtmlReport(file, [
+    { title: "one", figure: fig },
+    { title: "two", figure: fig, html: tableHtml([{ a: 1 }]) },
+  ]);
+  const page = fs.readFileSync(file, "utf8");
+  assert.equal(page.split("* plotly.js v").length - 1, 1);
+  assert.equal(page.split(`class="toolrl-plot"`).length - 1, 2);
+});
+
+test("display helpers fall back to text outside a tslab kernel", () => {
+  const logged: string[] = [];
+  const origLog = console.log;
+  const origErr = process.stderr.write;
+  console.log = (...a: unknown[]) => void logged.push(a.join(" "));
+  process.stderr.write = ((s: string) => (logged.push(String(s)), true)) as typeof process.stderr.write;
+  try {
+    showPlot(lineFigure({ title: "T", x: [0], series: [{ name: "a", y: [0] }] }));
+    showTable([{ a: 1 }]);
+    const p = liveProgress({ title: "run", metrics: ["loss"], every: 2 });
+    p.update(1, { loss: 0.5 });
+    p.update(2, { loss: 0.25 });
+    p.done();
+  } finally {
+    console.log = origLog;
+    process.stderr.write = origErr;
+  }
+  assert.ok(logged.some((l) => l.startsWith("[plot] T")));
+  assert.ok(logged.some((l) => l.includes("a\n-")));
+  assert.ok(logged.some((l) => l.includes("[run] step 2 loss=0.2500")));
+});
