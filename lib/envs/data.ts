@@ -21,6 +21,7 @@ import { teacherTrajectory } from './teacher';
 import { makeHint } from './hints';
 import { Episode } from './episode';
 import { errorProbeTexts } from './vocab';
+import { JUDGE_TEXTS } from './judge';
 import { CATEGORIES, Category, REFUSAL_FUNC, REFUSAL_PARAM, TRAIN_CATEGORIES, Task, TURN_DONE } from './task';
 
 export type TaskSplit = 'train' | 'test' | 'format_ood' | 'content_ood';
@@ -112,7 +113,8 @@ export function buildDataset(seed: number = DEFAULT_DATA_SEED, opts: DatasetOpti
       vocabTexts.push(hintedPrompt(t));
     }
   }
-  vocabTexts.push(REFUSAL_FUNC, REFUSAL_PARAM, TURN_DONE, ...errorProbeTexts());
+  // the PRS judge's fixed phrases (its reflections otherwise reuse task words and tool calls)
+  vocabTexts.push(REFUSAL_FUNC, REFUSAL_PARAM, TURN_DONE, ...errorProbeTexts(), ...JUDGE_TEXTS);
   const tokenizer = Tokenizer.fromTexts(vocabTexts);
 
   const seenTok = Tokenizer.fromTexts(seenTexts);

@@ -11,6 +11,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
+import * as tf from '@tensorflow/tfjs';
 import { GPT } from '../model/gpt';
 import { defaultGPTConfig } from '../model/config';
 import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint';
@@ -58,6 +59,8 @@ export interface RunSummary {
   eval: Partial<Record<'id' | 'format_ood' | 'content_ood', Omit<EvalResult, 'results'>>>;
   rl: RLSummary | null;
   sft: { stages: number; finalLoss: number | null };
+  /** The tfjs backend the run used: results reproduce exactly only on the same backend. */
+  backend: string;
   seconds: number;
 }
 
@@ -110,7 +113,7 @@ export function runExperiment(spec: ExperimentSpec, opts: RunOptions): RunSummar
   const resume = opts.resume ? loadResumeState(opts.out, tok) : null;
   if (!opts.resume) {
     fs.writeFileSync(path.join(opts.out, 'run.json'), JSON.stringify({ config: spec.name, preset: opts.preset.name,
-      seed: opts.seed, overrides }, null, 2) + '\n');
+      seed: opts.seed, overrides, backend: tf.getBackend() }, null, 2) + '\n');
     for (const f of ['rollouts.jsonl']) if (fs.existsSync(path.join(opts.out, f))) fs.unlinkSync(path.join(opts.out, f));
   }
   const metrics = new MetricsLog(path.join(opts.out, 'metrics.jsonl'), { truncate: !resume });
@@ -138,9 +141,19 @@ export function runExperiment(spec: ExperimentSpec, opts: RunOptions): RunSummar
       if (resume && si === resume.stage) globalStep = resume.globalStepBase;
       if (stage.kind === 'sft') {
         const data = sftData(stage.data, tok, opts.preset, dataDir);
+        const valTasks = perCategory(testTasks, opts.preset.valTasksPerCategory);
         const res = trainSFT(model, data, { ...defaultSFTConfig, seed: opts.seed, ...stage.config }, {
           metrics: { log: (r) => metrics.log({ ...r, stage: si, globalStep: ++globalStep }) },
           progress: showProgress, label: `${spec.name} sft`,
+          // a greedy validation after every epoch shows how skill on the world grows with SFT
+          onEpochEnd: (epoch) => {
+            const val = evaluateModel(model, tok, valTasks);
+            const rec: MetricRecord = { phase: 'sft-val', stage: si, epoch, globalStep, valAccuracy: val.mean,
+              valHealthyCall: val.states.healthyCall, valFullCollapse: val.states.fullCollapse };
+            for (const [c, v] of Object.entries(val.perCategory)) rec[`val_${c}`] = v.accuracy;
+            metrics.log(rec);
+            if (showProgress) process.stderr.write(`  epoch ${epoch}: val accuracy ${val.mean.toFixed(3)}, healthy calls ${val.states.healthyCall.toFixed(2)}\n`);
+          },
         });
         sftFinalLoss = res.finalLoss;
         continue;
@@ -201,6 +214,7 @@ export function runExperiment(spec: ExperimentSpec, opts: RunOptions): RunSummar
       eval: evals,
       rl: rlRecords.length ? summarizeRL(rlRecords) : null,
       sft: { stages: stages.filter((s) => s.kind === 'sft').length, finalLoss: sftFinalLoss },
+      backend: tf.getBackend(),
       seconds: (Date.now() - t0) / 1000,
     };
     fs.writeFileSync(path.join(opts.out, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');

@@ -80,7 +80,7 @@ export class GPT {
         for (let i = 0; i < size; i++) data[i] = rng.normal() * std;
       }
       // No variable name: tfjs names must be globally unique and several models may coexist (policy + ref).
-      this.vars.set(s.name, tf.variable(tf.tensor(data, s.shape, 'float32'), true));
+      this.vars.set(s.name, tf.tidy(() => tf.variable(tf.tensor(data, s.shape, 'float32'), true)));
     }
     for (let l = 0; l < cfg.nLayer; l++) {
       const g = (n: string) => this.vars.get(`h.${l}.${n}`)!;

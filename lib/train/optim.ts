@@ -82,8 +82,9 @@ export class AdamW {
     if (!(c.weightDecay >= 0)) throw new Error(`AdamW: weightDecay must be >= 0, got ${c.weightDecay}`);
     this.params = params;
     for (const [name, p] of params) {
-      this.m.set(name, tf.variable(tf.zerosLike(p), false));
-      this.v.set(name, tf.variable(tf.zerosLike(p), false));
+      // tidy frees the zerosLike temporaries; the variables survive it
+      this.m.set(name, tf.tidy(() => tf.variable(tf.zerosLike(p), false)));
+      this.v.set(name, tf.tidy(() => tf.variable(tf.zerosLike(p), false)));
     }
   }
 

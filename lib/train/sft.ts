@@ -52,6 +52,8 @@ export interface SFTHooks {
   label?: string;
   /** Called after every optimizer step (e.g. live notebook plots, checkpoints). */
   onStep?: (rec: { step: number; totalSteps: number; loss: number; lr: number; gradNorm: number; tokensPerS: number }) => void;
+  /** Called after every epoch (1-based), e.g. for a quick validation. */
+  onEpochEnd?: (epoch: number, step: number) => void;
 }
 
 export interface SFTResult {
@@ -122,6 +124,7 @@ export function trainSFT(model: GPT, data: TrainingSequence[], config: Partial<S
         hooks.onStep?.(rec);
         bar.update(step, `loss ${emaLoss.toFixed(3)} | ${Math.round(tokensPerS)} tok/s`);
       }
+      hooks.onEpochEnd?.(epoch + 1, step);
     }
   } finally {
     opt.dispose();

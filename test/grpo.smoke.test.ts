@@ -1,0 +1,79 @@
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'fs';
+import * as path from 'path';
+import * as tf from '@tensorflow/tfjs';
+import { initBackend } from '../lib/backend';
+import { saveCheckpoint } from '../lib/model/checkpoint';
+import { runExperiment, RunOptions } from '../lib/experiments/runner';
+import { getPreset } from '../lib/experiments/presets';
+import { ExperimentSpec, rlSizes } from '../lib/experiments/spec';
+import { readMetrics } from '../lib/train/metrics';
+import { tokenizer, tinyModel, tmpDir } from './helpers';
+
+let baseDir = '';
+before(async () => {
+  await initBackend({ backend: 'wasm' });
+  baseDir = path.join(tmpDir('grpo'), 'base');
+  const m = tinyModel(11);
+  saveCheckpoint(baseDir, m, { vocabFingerprint: tokenizer().fingerprint });
+  m.dispose();
+});
+
+const spec = (): ExperimentSpec => ({
+  name: 'vanilla-rl-test', title: 'test', paper: 'test',
+  init: { kind: 'checkpoint', path: baseDir },
+  stages: (p) => [{ kind: 'grpo', config: { ...rlSizes(p), lr: 1e-3, maxContext: 400, maxMessageTokens: 12, probeTasks: 4 } }],
+});
+const opts = (out: string, extra: Partial<RunOptions> = {}): RunOptions => ({
+  preset: getPreset('smoke'), seed: 1, out, progress: false, evalSplits: ['id'], ...extra,
+});
+const TIMING = ['rolloutSeconds', 'trainSeconds', 'rolloutTokensPerS', 'trainTokensPerS'];
+const strip = (recs: Record<string, unknown>[]) => recs.map((r) => {
+  const c = { ...r };
+  for (const k of TIMING) delete c[k];
+  return c;
+});
+
+test('a 3-step GRPO smoke run logs every instrument and writes the summary', () => {
+  const out = tmpDir('smoke');
+  const before = tf.memory().numTensors;
+  const s = runExperiment(spec(), opts(out));
+  assert.equal(tf.memory().numTensors, before, 'the run leaked tensors');
+  const recs = readMetrics(path.join(out, 'metrics.jsonl')).filter((r) => r.phase === 'grpo');
+  assert.equal(recs.length, 3);
+  for (const k of ['reward', 'zeroRewardGroups', 'entropy', 'kl', 'clipFrac', 'gradNorm', 'rolloutTokensPerS', 'trainTokensPerS',
+    'pJsonOpen', 'pImEnd', 'pToolCall', 'selfJsonOpen', 'otherJsonOpen', 'selfImEnd', 'otherImEnd', 'selfToolCall', 'otherToolCall',
+    'healthyCall', 'healthyResponse', 'pollution', 'fullCollapse']) {
+    for (const r of recs) assert.equal(typeof r[k], 'number', `${k} missing`);
+  }
+  const p = recs[0];
+  assert.ok((p.pJsonOpen as number) + (p.pImEnd as number) + (p.pToolCall as number) <= 1 + 1e-6);
+  assert.equal(typeof recs[2].valAccuracy, 'number', 'validation at the last step');
+  const shares = ['healthyCall', 'healthyResponse', 'pollution', 'fullCollapse'].reduce((a, k) => a + (p[k] as number), 0);
+  assert.ok(Math.abs(shares - 1) < 1e-6);
+  assert.ok(s.rl && 'peakValAccuracy' in s.rl && 'collapseStep' in s.rl && 'finalStates' in s.rl);
+  const saved = JSON.parse(fs.readFileSync(path.join(out, 'summary.json'), 'utf8'));
+  assert.deepEqual(Object.keys(saved.rl.finalStates).sort(), ['fullCollapse', 'healthyCall', 'healthyResponse', 'pollution']);
+  assert.ok(fs.existsSync(path.join(out, 'checkpoint', 'model.json')));
+  const rollouts = fs.readFileSync(path.join(out, 'rollouts.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  assert.equal(rollouts.length, 3 * 2 * 8); // steps x prompts x group
+  assert.ok(['taskId', 'messages', 'reward', 'errorTurn'].every((k) => k in rollouts[0]));
+});
+
+test('--resume continues a killed run and reproduces the uninterrupted metrics', () => {
+  const overrides = { 'grpo.steps': 4, 'grpo.checkpointEvery': 2, 'grpo.valEvery': 2 };
+  const full = tmpDir('full');
+  runExperiment(spec(), opts(full, { overrides }));
+  const killed = tmpDir('killed');
+  assert.throws(() => runExperiment(spec(), opts(killed, {
+    overrides, onStep: (r) => { if (r.step === 3) throw new Error('simulated kill'); },
+  })), /simulated kill/);
+  assert.ok(fs.existsSync(path.join(killed, 'resume', 'state.json')));
+  runExperiment(spec(), opts(killed, { overrides, resume: true }));
+  const a = strip(readMetrics(path.join(full, 'metrics.jsonl')));
+  const b = strip(readMetrics(path.join(killed, 'metrics.jsonl')));
+  assert.equal(b.length, a.length);
+  assert.deepEqual(b, a);
+  assert.equal(fs.readFileSync(path.join(killed, 'rollouts.jsonl'), 'utf8'), fs.readFileSync(path.join(full, 'rollouts.jsonl'), 'utf8'));
+});

@@ -1,0 +1,101 @@
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import * as tf from '@tensorflow/tfjs';
+import { initBackend } from '../lib/backend';
+import { Rng } from '../lib/prng';
+import { Episode } from '../lib/envs/episode';
+import { teacherAssistantMessages, teacherTrajectory } from '../lib/envs/teacher';
+import { IM_END, TOOL_CALL_OPEN } from '../lib/format/tokens';
+import { rollout, structuralMask } from '../lib/train/rollout';
+import { encodeConversation } from '../lib/train/encode';
+import { tokenizer, tasks, tinyModel } from './helpers';
+
+before(async () => {
+  await initBackend({ backend: 'wasm' });
+});
+
+const cfg = { maxMessageTokens: 24, maxContext: 420 };
+
+test('rollout: masks cover exactly the assistant messages, each closed by <|im_end|>', () => {
+  const tok = tokenizer();
+  const model = tinyModel();
+  const ts = tasks('train').slice(0, 3);
+  const eps = ts.flatMap((t) => [new Episode(t), new Episode(t)]);
+  const before = tf.memory().numTensors;
+  const trajs = rollout(model, tok, eps, { rng: new Rng(3), config: cfg });
+  assert.equal(tf.memory().numTensors, before, 'rollout leaked tensors');
+  const imEnd = tok.id(IM_END);
+  for (const t of trajs) {
+    assert.equal(t.ids.length, t.lossMask.length);
+    assert.ok(t.ids.length <= cfg.maxContext);
+    const inMessages = new Array(t.ids.length).fill(0);
+    for (const m of t.messages) {
+      assert.equal(t.ids[m.end - 1], imEnd, 'each message ends with <|im_end|>');
+      for (let i = m.start; i < m.end; i++) inMessages[i] = 1;
+    }
+    for (let i = 0; i < t.ids.length; i++) {
+      // a message cut at maxMessageTokens is closed by a masked <|im_end|> the model did not choose
+      if (t.lossMask[i] === 1) assert.equal(inMessages[i], 1, `trained token ${i} outside a message`);
+      if (inMessages[i] === 1 && t.lossMask[i] === 0) assert.equal(t.ids[i], imEnd);
+    }
+    assert.ok(t.promptLength > 0 && t.lossMask.slice(0, t.promptLength).every((m) => m === 0));
+    assert.ok(t.reward === 0 || t.reward === 1);
+  }
+  model.dispose();
+});
+
+test('rollout: same seed gives identical samples; another seed differs', () => {
+  const tok = tokenizer();
+  const model = tinyModel();
+  const ts = tasks('train').slice(0, 2);
+  const run = (seed: number) => rollout(model, tok, ts.map((t) => new Episode(t)), { rng: new Rng(seed), config: cfg }).map((t) => t.ids.join(','));
+  assert.deepEqual(run(5), run(5));
+  assert.notDeepEqual(run(5), run(6));
+  model.dispose();
+});
+
+test('rollout: a scripted teacher row reproduces the teacher conversation token for token, reward 1', () => {
+  const tok = tokenizer();
+  const model = tinyModel();
+  for (const t of [tasks('train')[0], tasks('train').find((x) => x.category === 'miss_func')!, tasks('train').find((x) => x.category === 'miss_param')!]) {
+    const [traj] = rollout(model, tok, [new Episode(t)], {
+      rng: new Rng(1), config: { maxContext: 1024 },
+      scripts: [{ messages: teacherAssistantMessages(t) }],
+    });
+    assert.equal(traj.reward, 1, t.id);
+    const enc = encodeConversation(tok, teacherTrajectory(t));
+    assert.deepEqual(traj.ids, enc.ids, 'rollout and SFT encoding agree');
+    assert.deepEqual(traj.lossMask, enc.lossMask);
+    assert.ok(traj.messages.every((m) => m.scripted && m.state !== 'fullCollapse'));
+    assert.equal(traj.offPolicy.reduce((a, b) => a + b, 0), enc.lossMask.reduce((a, b) => a + b, 0));
+  }
+  model.dispose();
+});
+
+test('constrained decoding never emits <|im_end|> or <tool_call> right after <tool_call>', () => {
+  const tok = tokenizer();
+  const model = tinyModel(2);
+  const open = tok.id(TOOL_CALL_OPEN);
+  const imEnd = tok.id(IM_END);
+  // force every message to open with <tool_call> (ban all else at position 0), then apply the structural mask
+  const allButOpen = Array.from({ length: tok.size }, (_, i) => i).filter((i) => i !== open);
+  const structural = structuralMask(tok);
+  const ts = tasks('train').slice(0, 4);
+  const trajs = rollout(model, tok, ts.map((t) => new Episode(t)), {
+    rng: new Rng(1), config: { ...cfg, greedy: true, temperature: 0 },
+    logitMask: (row, soFar) => (soFar.length === 0 ? allButOpen : structural(row, soFar)),
+  });
+  let checked = 0;
+  for (const t of trajs) {
+    for (const m of t.messages) {
+      assert.equal(t.ids[m.start], open);
+      if (m.end - m.start > 1) {
+        assert.notEqual(t.ids[m.start + 1], imEnd);
+        assert.notEqual(t.ids[m.start + 1], open);
+        checked++;
+      }
+    }
+  }
+  assert.ok(checked > 0);
+  model.dispose();
+});
