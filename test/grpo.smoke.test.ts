@@ -21,7 +21,7 @@ before(async () => {
 });
 
 const spec = (): ExperimentSpec => ({
-  name: 'vanilla-rl-test', title: 'test', paper: 'test',
+  name: 'vanilla-rl-test', title: 'test', paper: 'test', label: 'test', group: 'method',
   init: { kind: 'checkpoint', path: baseDir },
   stages: (p) => [{ kind: 'grpo', config: { ...rlSizes(p), lr: 1e-3, maxContext: 400, maxMessageTokens: 12, probeTasks: 4 } }],
 });

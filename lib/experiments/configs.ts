@@ -3,7 +3,8 @@
  * script it mirrors (DESIGN A.4, A.6) and what differs at our scale. Learning rates are ours (a ~0.25M
  * parameter model needs far larger steps than the paper's 1.5B model); their 10x ratios follow the paper.
  */
-import { ExperimentSpec, rlSizes } from './spec';
+import { ExperimentSpec, rlSizes, StageSpec } from './spec';
+import { Preset } from './presets';
 
 /** The committed base checkpoint: the stand-in for Qwen2.5-1.5B-Instruct. */
 export const BASE_CHECKPOINT = 'data/checkpoints/base';
@@ -17,6 +18,8 @@ export const RL_LR = 3e-4;
 const EXPERIMENTS: ExperimentSpec[] = [
   {
     name: 'base',
+    label: 'Base (instruct)',
+    group: 'base',
     title: 'Base "instruct" model: SFT from scratch on the general corpus',
     paper: 'Stands in for Qwen2.5-1.5B-Instruct: a policy with general tool-use skill but no training on the world ' +
       '(the paper starts every run from the released instruct checkpoint; we build ours from the ToolACE-like corpus).',
@@ -25,6 +28,8 @@ const EXPERIMENTS: ExperimentSpec[] = [
   },
   {
     name: 'fcl-sft',
+    label: 'FCL-SFT (lr high)',
+    group: 'method',
     title: 'FCL-SFT (lr high): SFT on teacher trajectories of the training tasks',
     paper: 'Paper FCL-SFT: teacher trajectories of the 300 training tasks, lr 1e-5, 3 epochs, batch 128, cosine, warmup 0.1. ' +
       'Here: lr scaled to SFT_LR_HIGH, batch 16 conversations (all assistant messages of a conversation in one sequence).',
@@ -33,6 +38,8 @@ const EXPERIMENTS: ExperimentSpec[] = [
   },
   {
     name: 'fcl-sft-lowlr',
+    label: 'FCL-SFT (lr low)',
+    group: 'method',
     title: 'FCL-SFT (lr low): the same with a 10x smaller learning rate',
     paper: 'Paper FCL-SFT at lr 1e-6 (the learning-rate comparison of DESIGN A.7). Here: SFT_LR_LOW = SFT_LR_HIGH / 10.',
     init: { kind: 'checkpoint', path: BASE_CHECKPOINT },
@@ -40,6 +47,8 @@ const EXPERIMENTS: ExperimentSpec[] = [
   },
   {
     name: 'ace-sft',
+    label: 'ACE-SFT',
+    group: 'method',
     title: 'ACE-SFT: more SFT on the general corpus',
     paper: 'Paper ACE-SFT: SFT on ToolACE converted to the same format (a general corpus, not the benchmark\'s tasks). ' +
       'Here: further epochs on the ToolACE stand-in corpus from the base checkpoint, at SFT_LR_HIGH.',
@@ -48,6 +57,9 @@ const EXPERIMENTS: ExperimentSpec[] = [
   },
   {
     name: 'vanilla-rl',
+    label: 'Vanilla RL',
+    group: 'method',
+    sweepLr: RL_LR,
     title: 'Vanilla multi-turn GRPO from the base model',
     paper: 'Paper vanilla RL (official GRPO script for Qwen2.5-1.5B): group 8, clip 0.2, dual clip 3.0, k3 KL 1e-4, ' +
       'token-mean, temperature 1, lr constant after 10 warmup steps. Here: fewer prompts per step and steps per preset, lr RL_LR.',
@@ -55,6 +67,120 @@ const EXPERIMENTS: ExperimentSpec[] = [
     stages: (p) => [{ kind: 'grpo', config: { ...rlSizes(p), lr: RL_LR } }],
   },
 ];
+
+
+/** The paper's interleaved stage lengths 50 : 100 : 150 (of 300 RL steps), scaled to the preset. */
+export function interleavedSteps(total: number): [number, number, number] {
+  const a = Math.max(1, Math.round(total / 6));
+  const b = Math.max(1, Math.round(total / 3));
+  return [a, b, Math.max(1, total - a - b)];
+}
+
+/** RL stage -> SFT phase -> RL -> SFT -> RL, fresh optimizer and 5 warmup steps per RL stage (DESIGN A.6). */
+function interleavedStages(p: Preset, source: 'ets' | 'prs', sftLr: number): StageSpec[] {
+  const [a, b, c] = interleavedSteps(p.rlSteps);
+  const rl = (steps: number): StageSpec => ({ kind: 'grpo', config: { ...rlSizes(p), steps, lr: RL_LR, warmupSteps: 5 } });
+  const sft: StageSpec = { kind: 'sft-interleaved', source, lastSteps: 10, config: { lr: sftLr, epochs: 2, warmupRatio: 0.3, batchSize: 16 } };
+  return [rl(a), sft, rl(b), sft, rl(c)];
+}
+
+const GRPO_NOTE = 'group 8, clip 0.2, dual clip 3.0, k3 KL 1e-4, token-mean, temperature 1';
+
+EXPERIMENTS.push(
+  {
+    name: 'fcl-sft-rl', label: 'FCL-SFT -> RL', group: 'method',
+    title: 'GRPO starting from the FCL-SFT checkpoint',
+    paper: `Paper SFT->RL: GRPO from an SFT checkpoint (${GRPO_NOTE}). Here: from this preset and seed's fcl-sft run.`,
+    init: { kind: 'experiment', name: 'fcl-sft' },
+    stages: (p) => [{ kind: 'grpo', config: { ...rlSizes(p), lr: RL_LR } }],
+  },
+  {
+    name: 'ace-sft-rl', label: 'ACE-SFT -> RL', group: 'method',
+    title: 'GRPO starting from the ACE-SFT checkpoint',
+    paper: `Paper ACE-SFT->RL (${GRPO_NOTE}). Here: from this preset and seed's ace-sft run.`,
+    init: { kind: 'experiment', name: 'ace-sft' },
+    stages: (p) => [{ kind: 'grpo', config: { ...rlSizes(p), lr: RL_LR } }],
+  },
+  {
+    name: 'ops', label: 'OPS', group: 'method',
+    title: 'Off-policy supervision: rollout 0 of each group replaced by the ground truth',
+    paper: 'Paper OPS (synchronous): GT assistant messages replace rollout 0 message by message, executed in the env, plain GRPO loss.',
+    init: { kind: 'checkpoint', path: BASE_CHECKPOINT },
+    stages: (p) => [{ kind: 'grpo', config: { ...rlSizes(p), lr: RL_LR }, signal: { kind: 'ops' } }],
+  },
+  {
+    name: 'ops-luffy', label: 'OPS (LUFFY weights)', group: 'method',
+    title: 'OPS with off-policy tokens weighted by p/(p+0.1) instead of the ratio',
+    paper: 'The official code\'s LUFFY-style variant of OPS (off by default there): policy shaping p/(p+0.1), gamma 0.1.',
+    init: { kind: 'checkpoint', path: BASE_CHECKPOINT },
+    stages: (p) => [{ kind: 'grpo', config: { ...rlSizes(p), lr: RL_LR }, signal: { kind: 'ops', luffyGamma: 0.1 } }],
+  },
+  {
+    name: 'hbg', label: 'HBG', group: 'method',
+    title: 'Hint-based guidance: a GT summary in the system prompt of rollouts 0 and 1 while sampling',
+    paper: 'Paper HBG (synchronous): hint appended to the system prompt for rollouts 0, 1 during sampling only; training on the hint-free context.',
+    init: { kind: 'checkpoint', path: BASE_CHECKPOINT },
+    stages: (p) => [{ kind: 'grpo', config: { ...rlSizes(p), lr: RL_LR }, signal: { kind: 'hbg' } }],
+  },
+  {
+    name: 'sync-sft', label: 'Sync SFT loss', group: 'method',
+    title: 'GRPO with a per-update SFT loss (weight 1.0) on the batch\'s teacher trajectories',
+    paper: 'The official code\'s synchronous per-update SFT loss, weight 1.0: the synchronous counterpart of interleaving.',
+    init: { kind: 'checkpoint', path: BASE_CHECKPOINT },
+    stages: (p) => [{ kind: 'grpo', config: { ...rlSizes(p), lr: RL_LR }, signal: { kind: 'sync-sft', weight: 1.0 } }],
+  },
+  {
+    name: 'ets', label: 'ETS (SFT lr low)', group: 'method',
+    title: 'Erroneous-trajectory supervision, interleaved RL 50 : SFT : RL 100 : SFT : RL 150',
+    paper: 'Paper ETS: SFT 2 epochs (lr 1e-6, warmup 0.3) on teacher trajectories of tasks that failed in the last 10 RL steps. ' +
+      'Here: SFT lr SFT_LR_LOW, stage lengths scaled to the preset.',
+    init: { kind: 'checkpoint', path: BASE_CHECKPOINT },
+    stages: (p) => interleavedStages(p, 'ets', SFT_LR_LOW),
+  },
+  {
+    name: 'ets-difflr', label: 'ETS (SFT lr high)', group: 'method',
+    title: 'ETS with the 10x higher SFT learning rate ("difflr")',
+    paper: 'Paper ETS "difflr" variant: SFT lr 1e-5. Here: SFT_LR_HIGH.',
+    init: { kind: 'checkpoint', path: BASE_CHECKPOINT },
+    stages: (p) => interleavedStages(p, 'ets', SFT_LR_HIGH),
+  },
+  {
+    name: 'prs', label: 'PRS', group: 'method',
+    title: 'Process-reflection supervision: judge reflections + ETS data between RL stages',
+    paper: 'Paper PRS: an LLM judge writes turn-by-turn reflections on one rollout per group of the last 10 steps; SFT on ' +
+      '(judge prompt -> reflection) jointly with ETS data, lr 1e-5. Here: a rule-based judge (lib/envs/judge.ts), SFT_LR_HIGH.',
+    init: { kind: 'checkpoint', path: BASE_CHECKPOINT },
+    stages: (p) => interleavedStages(p, 'prs', SFT_LR_HIGH),
+  },
+  {
+    name: 'guard', label: 'Collapse guard', group: 'extra',
+    title: 'Beyond the paper: ETS-style SFT phases triggered by the probe or the full-collapse share',
+    paper: 'Not in the paper. Same data and SFT recipe as ETS (lr SFT_LR_LOW, 2 epochs, warmup 0.3), but an SFT phase starts when ' +
+      'p(<|im_end|> after <tool_call>) >= 0.25 or the full-collapse share of a step\'s messages >= 0.25 (at most 2 phases, 10 steps apart). ' +
+      'Compare with ets, its fixed-schedule counterpart.',
+    init: { kind: 'checkpoint', path: BASE_CHECKPOINT },
+    stages: (p) => [{
+      kind: 'grpo', config: { ...rlSizes(p), lr: RL_LR, warmupSteps: 5 },
+      guard: { pImEnd: 0.25, fullCollapse: 0.25, minGap: 10, maxPhases: 2, lastSteps: 10,
+        sft: { lr: SFT_LR_LOW, epochs: 2, warmupRatio: 0.3, batchSize: 16 } },
+    }],
+  },
+);
+
+/**
+ * The learning-rate sweep of vanilla GRPO (DESIGN B: report every rate, including those that do not collapse).
+ * The sweep's row at RL_LR is vanilla-rl itself (its `sweepLr`), so these are the other rates.
+ */
+export const LR_SWEEP = [RL_LR / 10, RL_LR / 3, RL_LR * 3];
+for (const lr of LR_SWEEP) {
+  EXPERIMENTS.push({
+    name: `vanilla-rl-lr${lr.toExponential(0).replace('+', '')}`, label: `lr ${lr.toExponential(0)}`, group: 'lr-sweep', sweepLr: lr,
+    title: `Vanilla GRPO at learning rate ${lr.toExponential(0)}`,
+    paper: 'The paper compares learning rates (DESIGN A.7: lr modulates collapse). Same recipe as vanilla-rl, other lr.',
+    init: { kind: 'checkpoint', path: BASE_CHECKPOINT },
+    stages: (p) => [{ kind: 'grpo', config: { ...rlSizes(p), lr } }],
+  });
+}
 
 export function listExperiments(): ExperimentSpec[] {
   return EXPERIMENTS.slice();

@@ -9,6 +9,8 @@ import { defaultGRPOConfig } from '../train/grpo/config';
 import { StageSpec } from './spec';
 
 const FIELDS: Record<'sft' | 'grpo', object> = { sft: defaultSFTConfig, grpo: defaultGRPOConfig };
+/** The config kind a stage's fields belong to (interleaved SFT phases take SFT fields). */
+const kindOf = (s: StageSpec): 'sft' | 'grpo' => (s.kind === 'grpo' ? 'grpo' : 'sft');
 
 export function applyOverrides(stages: StageSpec[], overrides: Record<string, string | number | boolean>): StageSpec[] {
   const out = stages.map((s) => ({ ...s, config: { ...s.config } })) as StageSpec[];
@@ -21,8 +23,8 @@ export function applyOverrides(stages: StageSpec[], overrides: Record<string, st
     }
     let applied = 0;
     for (const s of out) {
-      if (kind !== null && s.kind !== kind) continue;
-      const defaults = FIELDS[s.kind] as Record<string, unknown>;
+      if (kind !== null && kindOf(s) !== kind) continue;
+      const defaults = FIELDS[kindOf(s)] as Record<string, unknown>;
       if (!(key in defaults)) continue;
       if (typeof defaults[key] !== typeof value) {
         throw new Error(`--set ${rawKey}=${value}: expected a ${typeof defaults[key]}`);

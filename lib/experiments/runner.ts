@@ -20,9 +20,6 @@ import { Task, CATEGORIES } from '../envs/task';
 import { loadTasks, loadCorpus } from '../envs/data';
 import { teacherTrajectory } from '../envs/teacher';
 import { encodeConversation, TrainingSequence } from '../train/encode';
-import { trainSFT, defaultSFTConfig } from '../train/sft';
-import { GRPOTrainer } from '../train/grpo/trainer';
-import { defaultGRPOConfig, GRPOConfig } from '../train/grpo/config';
 import { evaluateModel, EvalResult } from '../train/evaluate';
 import { MetricsLog, readMetrics, MetricRecord } from '../train/metrics';
 import { ProgressBar } from '../cli/progress';
@@ -30,8 +27,9 @@ import { ExperimentSpec, StageSpec } from './spec';
 import { Preset } from './presets';
 import { applyOverrides } from './overrides';
 import { getExperiment } from './configs';
-import { loadResumeState, saveResumeState } from './resume';
 import { summarizeRL, RLSummary } from './summary';
+import { loadResumeState } from './resume';
+import { RunContext, runGRPO, runInterleavedSFT, runSFT } from './stages';
 
 export interface RunOptions {
   preset: Preset;
@@ -126,68 +124,25 @@ export function runExperiment(spec: ExperimentSpec, opts: RunOptions): RunSummar
     model = resume.model;
   }
   const showProgress = opts.progress !== false;
-  let sftFinalLoss: number | null = null;
-  let globalStep = 0;
   const trainTasks = (() => {
     const all = loadTasks('train', dataDir);
     return opts.preset.trainTaskLimit > 0 ? perCategory(all, Math.ceil(opts.preset.trainTaskLimit / 3)) : all;
   })();
   const testTasks = loadTasks('test', dataDir);
+  const ctx: RunContext = {
+    name: spec.name, preset: opts.preset, seed: opts.seed, out: opts.out, tok, model, source, trainTasks,
+    valTasks: perCategory(testTasks, opts.preset.valTasksPerCategory), metrics, globalStep: 0,
+    progress: showProgress, resume, onStep: opts.onStep, sftFinalLoss: null,
+  };
 
   try {
     for (let si = 0; si < stages.length; si++) {
       const stage: StageSpec = stages[si];
       if (resume && si < resume.stage) continue;
-      if (resume && si === resume.stage) globalStep = resume.globalStepBase;
-      if (stage.kind === 'sft') {
-        const data = sftData(stage.data, tok, opts.preset, dataDir);
-        const valTasks = perCategory(testTasks, opts.preset.valTasksPerCategory);
-        const res = trainSFT(model, data, { ...defaultSFTConfig, seed: opts.seed, ...stage.config }, {
-          metrics: { log: (r) => metrics.log({ ...r, stage: si, globalStep: ++globalStep }) },
-          progress: showProgress, label: `${spec.name} sft`,
-          // a greedy validation after every epoch shows how skill on the world grows with SFT
-          onEpochEnd: (epoch) => {
-            const val = evaluateModel(model, tok, valTasks);
-            const rec: MetricRecord = { phase: 'sft-val', stage: si, epoch, globalStep, valAccuracy: val.mean,
-              valHealthyCall: val.states.healthyCall, valFullCollapse: val.states.fullCollapse };
-            for (const [c, v] of Object.entries(val.perCategory)) rec[`val_${c}`] = v.accuracy;
-            metrics.log(rec);
-            if (showProgress) process.stderr.write(`  epoch ${epoch}: val accuracy ${val.mean.toFixed(3)}, healthy calls ${val.states.healthyCall.toFixed(2)}\n`);
-          },
-        });
-        sftFinalLoss = res.finalLoss;
-        continue;
-      }
-      // ---- GRPO stage ----
-      const cfg: GRPOConfig = { ...defaultGRPOConfig, seed: opts.seed, ...stage.config };
-      const ref = source ? loadCheckpoint(source, { expectVocabFingerprint: tok.fingerprint }).model : null;
-      const trainer = new GRPOTrainer({
-        model, ref, tokenizer: tok, trainTasks,
-        valTasks: perCategory(testTasks, cfg.valTasksPerCategory),
-        config: cfg,
-        metrics: { log: (r) => metrics.log({ phase: 'grpo', stage: si, globalStep: globalStep + (r.step as number), ...r }) },
-        stepRecordsFile: path.join(opts.out, 'rollouts.jsonl'),
-      });
-      if (resume && si === resume.stage) resume.restoreTrainer(trainer);
-      const bar = new ProgressBar({ total: cfg.steps, label: `${spec.name} rl`, silent: !showProgress });
-      try {
-        while (trainer.stepIndex < cfg.steps) {
-          const rec = trainer.step();
-          opts.onStep?.(rec);
-          const val = typeof rec.valAccuracy === 'number' ? ` val ${(rec.valAccuracy as number).toFixed(2)}` : '';
-          bar.update(trainer.stepIndex, `r ${(rec.reward as number).toFixed(2)}${val} p<|im_end|> ${(rec.pImEnd as number).toFixed(3)} ` +
-            `collapse ${(rec.fullCollapse as number).toFixed(2)} | ${((rec.rolloutSeconds as number) + (rec.trainSeconds as number)).toFixed(1)}s/step`);
-          if (cfg.checkpointEvery > 0 && trainer.stepIndex % cfg.checkpointEvery === 0 && trainer.stepIndex < cfg.steps) {
-            saveResumeState(opts.out, { stage: si, globalStepBase: globalStep, model, trainer, metricsLines: metrics.records.length,
-              vocabFingerprint: tok.fingerprint });
-          }
-        }
-        bar.finish();
-      } finally {
-        trainer.dispose();
-        ref?.dispose();
-      }
-      globalStep += cfg.steps;
+      if (resume && si === resume.stage) ctx.globalStep = resume.globalStepBase;
+      if (stage.kind === 'sft') runSFT(ctx, si, sftData(stage.data, tok, opts.preset, dataDir), stage.config, 'sft');
+      else if (stage.kind === 'sft-interleaved') runInterleavedSFT(ctx, si, stage);
+      else runGRPO(ctx, si, stage);
     }
 
     saveCheckpoint(path.join(opts.out, 'checkpoint'), model, { vocabFingerprint: tok.fingerprint, config: spec.name,
@@ -213,7 +168,7 @@ export function runExperiment(spec: ExperimentSpec, opts: RunOptions): RunSummar
       config: spec.name, title: spec.title, paper: spec.paper, preset: opts.preset.name, seed: opts.seed, overrides,
       eval: evals,
       rl: rlRecords.length ? summarizeRL(rlRecords) : null,
-      sft: { stages: stages.filter((s) => s.kind === 'sft').length, finalLoss: sftFinalLoss },
+      sft: { stages: stages.filter((s) => s.kind !== 'grpo').length, finalLoss: ctx.sftFinalLoss },
       backend: tf.getBackend(),
       seconds: (Date.now() - t0) / 1000,
     };

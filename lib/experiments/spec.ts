@@ -22,14 +22,53 @@ export type SFTData =
   /** Teacher trajectories of the training tasks (FCL-SFT). */
   | 'teacher-train';
 
+/** A synchronous supervisory signal inside every RL batch (DESIGN A.6). */
+export type SignalSpec =
+  | { kind: 'ops'; luffyGamma?: number | null }
+  | { kind: 'hbg' }
+  | { kind: 'sync-sft'; weight: number };
+
+/**
+ * Beyond the paper: an adaptive collapse guard. Instead of SFT phases at fixed steps, an ETS-style SFT phase
+ * starts when the probe's p(<|im_end|>) after <tool_call> or the full-collapse share of the step's messages
+ * crosses its threshold (at most `maxPhases` times, at least `minGap` RL steps apart).
+ */
+export interface GuardSpec {
+  pImEnd: number;
+  fullCollapse: number;
+  minGap: number;
+  maxPhases: number;
+  /** Steps of records the SFT phase reads (paper's interleaved schemes: the last 10). */
+  lastSteps: number;
+  sft: Partial<SFTConfig>;
+}
+
 export type StageSpec =
   | { kind: 'sft'; data: SFTData; config: Partial<SFTConfig> }
-  | { kind: 'grpo'; config: Partial<GRPOConfig> };
+  | { kind: 'grpo'; config: Partial<GRPOConfig>; signal?: SignalSpec; guard?: GuardSpec }
+  /** An interleaved SFT phase built from the previous RL stage's last `lastSteps` steps (ETS or PRS+ETS). */
+  | { kind: 'sft-interleaved'; source: 'ets' | 'prs'; lastSteps: number; config: Partial<SFTConfig> };
+
+/** Where an experiment appears in the report. */
+export type ExperimentGroup =
+  /** Builds the committed base checkpoint; not part of `reproduce`. */
+  | 'base'
+  /** A row of Table 1 / Table 2 (baselines and supervisory signals). */
+  | 'method'
+  /** A row of the learning-rate sweep of vanilla GRPO. */
+  | 'lr-sweep'
+  /** Beyond the paper (the adaptive collapse guard and its fixed-schedule comparison). */
+  | 'extra';
 
 export interface ExperimentSpec {
   name: string;
   /** One line for listings. */
   title: string;
+  /** Short row label in tables, e.g. "ETS (lr high)". */
+  label: string;
+  group: ExperimentGroup;
+  /** For `lr-sweep` rows: the GRPO learning rate. */
+  sweepLr?: number;
   /** Which paper method / official script this mirrors, and what differs here. */
   paper: string;
   init: InitFrom;

@@ -35,11 +35,13 @@ export interface PolicyLossTerms {
 }
 
 /**
- * All inputs [B, T]; `mask` is 0/1 float. `refLogp` may be null when klCoef is 0.
+ * All inputs [B, T]; `mask` is 0/1 float. `refLogp` may be null when klCoef is 0. `offPolicy` replaces the
+ * per-token loss where its mask is 1 (policy shaping of off-policy tokens).
  * Must be called inside a tidy / gradient scope; returns tensors the caller owns.
  */
 export function policyLoss(logp: tf.Tensor2D, oldLogp: tf.Tensor2D, refLogp: tf.Tensor2D | null,
-  adv: tf.Tensor2D, mask: tf.Tensor2D, cfg: PolicyLossConfig): PolicyLossTerms {
+  adv: tf.Tensor2D, mask: tf.Tensor2D, cfg: PolicyLossConfig,
+  offPolicy?: { mask: tf.Tensor2D; loss: tf.Tensor2D }): PolicyLossTerms {
   const denom = tf.maximum(tf.sum(mask), 1);
   const mmean = (x: tf.Tensor) => tf.div(tf.sum(tf.mul(x, mask)), denom) as tf.Scalar;
 
@@ -51,7 +53,9 @@ export function policyLoss(logp: tf.Tensor2D, oldLogp: tf.Tensor2D, refLogp: tf.
   const pg3 = tf.neg(tf.mul(adv, cfg.dualClip));
   const dual = tf.minimum(pg3, clipped);
   const negative = tf.less(adv, 0);
-  const pg = tf.where(negative, dual, clipped);
+  let pg = tf.where(negative, dual, clipped);
+  // off-policy tokens (OPS's LUFFY variant) take their own per-token loss instead of the clipped ratio
+  if (offPolicy) pg = tf.where(tf.greater(offPolicy.mask, 0), offPolicy.loss, pg);
 
   const clipFrac = mmean(tf.cast(tf.greater(pg2, pg1), 'float32'));
   const dualClipFrac = mmean(tf.cast(tf.logicalAnd(negative, tf.greater(clipped, pg3)), 'float32'));

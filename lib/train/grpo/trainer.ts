@@ -45,15 +45,14 @@ export interface SyncSignal {
   /** Plan for rollout `index` (0..groupSize-1) of `task`'s group. */
   plan?(task: Task, index: number): RolloutPlan;
   /**
-   * Extra loss added to each mini-batch's GRPO loss (the synchronous per-update SFT loss). Called inside the
-   * gradient scope; returns a scalar or null.
-   */
-  extraLoss?(model: GPT): tf.Scalar | null;
-  /**
-   * Optional per-token policy-shaping weights for off-policy tokens (OPS's LUFFY variant): given [B,T] logp of
-   * the current policy and the off-policy mask, return the per-token loss to use on off-policy tokens.
+   * Per-token loss for off-policy (scripted) tokens instead of the clipped-ratio loss (OPS's LUFFY variant):
+   * logp [B,T] of the current policy, adv [B,T] -> [B,T]. Called inside the gradient scope.
    */
   offPolicyLoss?(logp: tf.Tensor2D, adv: tf.Tensor2D): tf.Tensor2D;
+  /** Data for an extra loss of one mini-batch (the per-update SFT loss), built outside the gradient scope. */
+  prepareExtra?(tasks: Task[]): PaddedBatch | null;
+  /** The extra loss on that data, added to the GRPO loss inside the gradient scope. */
+  extraLoss?(model: GPT, batch: PaddedBatch): tf.Scalar;
 }
 
 export interface StepStats extends MetricRecord {
@@ -72,19 +71,24 @@ export interface TrainerArgs {
   metrics?: MetricsSink;
   /** Where to append step records of the rollouts (task id, messages, reward, errorTurn); null = none. */
   stepRecordsFile?: string | null;
+  /** Extra fields written into every step record (e.g. the stage index). */
+  stepRecordFields?: Record<string, number | string>;
 }
 
 /** The trainer's mutable state that a checkpoint must hold for an exact resume. */
 export interface TrainerState {
   step: number;
   rngState: number;
+  /** Step at which the current optimizer (and its warmup) started. */
+  optimizerStart: number;
 }
 
 export class GRPOTrainer {
   readonly config: GRPOConfig;
   readonly model: GPT;
-  readonly opt: AdamW;
+  opt: AdamW;
   stepIndex = 0;
+  private optimizerStart = 0;
   readonly rng: Rng;
   private readonly probeCtx: number[][];
   private readonly schedule: (s: number) => number;
@@ -105,12 +109,23 @@ export class GRPOTrainer {
   }
 
   getState(): TrainerState {
-    return { step: this.stepIndex, rngState: this.rng.getState() };
+    return { step: this.stepIndex, rngState: this.rng.getState(), optimizerStart: this.optimizerStart };
   }
 
   setState(s: TrainerState): void {
     this.stepIndex = s.step;
     this.rng.setState(s.rngState);
+    this.optimizerStart = s.optimizerStart ?? 0;
+  }
+
+  /**
+   * A fresh optimizer whose warmup starts at the next step (after an SFT phase: the paper restarts AdamW
+   * with 5 warmup steps for every RL stage of the interleaved schemes).
+   */
+  resetOptimizer(): void {
+    this.opt.dispose();
+    this.opt = new AdamW(this.model.params(), { weightDecay: this.config.weightDecay, maxGradNorm: this.config.maxGradNorm });
+    this.optimizerStart = this.stepIndex;
   }
 
   /** Greedy validation on the validation tasks. */
@@ -122,7 +137,7 @@ export class GRPOTrainer {
   }
 
   /** Sample the step's groups and roll them out. Returns trajectories laid out group after group. */
-  private sampleGroups(): { trajs: Trajectory[]; seconds: number; tokens: number } {
+  private sampleGroups(): { tasks: Task[]; trajs: Trajectory[]; seconds: number; tokens: number } {
     const cfg = this.config;
     const tok = this.args.tokenizer;
     const tasks = this.rng.sample(this.args.trainTasks, cfg.promptsPerStep);
@@ -149,7 +164,7 @@ export class GRPOTrainer {
       if (hinted[i]) replacePrompt(t, tok.encode(renderPrompt(episodes[i].task)));
     });
     const tokens = trajs.reduce((a, t) => a + t.ids.length, 0);
-    return { trajs, seconds, tokens };
+    return { tasks, trajs, seconds, tokens };
   }
 
   /** One RL step; returns the logged record. */
@@ -157,7 +172,7 @@ export class GRPOTrainer {
     const cfg = this.config;
     const tok = this.args.tokenizer;
     const stepNo = this.stepIndex + 1;
-    const { trajs, seconds: rolloutSeconds, tokens: rolloutTokens } = this.sampleGroups();
+    const { tasks, trajs, seconds: rolloutSeconds, tokens: rolloutTokens } = this.sampleGroups();
     const rewards = trajs.map((t) => t.reward);
     const adv = grpoAdvantages(rewards, cfg.groupSize);
 
@@ -166,7 +181,7 @@ export class GRPOTrainer {
     const probeIds = probeTokenIds(tok);
     const mbSize = cfg.promptsPerMiniBatch * cfg.groupSize;
     const openId = tok.id(TOOL_CALL_OPEN);
-    interface MB { batch: PaddedBatch; old: tf.Tensor2D; ref: tf.Tensor2D | null }
+    interface MB { batch: PaddedBatch; old: tf.Tensor2D; ref: tf.Tensor2D | null; extra: PaddedBatch | null }
     const mbs: MB[] = [];
     const split = { probs: [] as number[][], sampled: [] as number[], advantages: [] as number[] };
     let entropySum = 0;
@@ -191,11 +206,13 @@ export class GRPOTrainer {
         split.probs.push(...scored.probeProbs);
         entropySum += scored.entropy * group.length;
         const ref = this.args.ref ? scoreBatch(this.args.ref, batch).logp : null;
-        mbs.push({ batch, old: scored.logp, ref });
+        const mbTasks = tasks.slice(s / cfg.groupSize, (s + mbSize) / cfg.groupSize);
+        const extra = this.args.signal?.prepareExtra ? this.args.signal.prepareExtra(mbTasks) : null;
+        mbs.push({ batch, old: scored.logp, ref, extra });
       }
 
       // ---- updates: one pass over the mini-batches (ppoEpochs = 1 in the paper) ----
-      const lr = this.schedule(this.stepIndex);
+      const lr = this.schedule(this.stepIndex - this.optimizerStart);
       const acc = { loss: 0, pg: 0, kl: 0, clip: 0, dual: 0, grad: 0, n: 0 };
       for (let epoch = 0; epoch < cfg.ppoEpochs; epoch++) {
         for (const mb of mbs) {
@@ -203,10 +220,12 @@ export class GRPOTrainer {
           const { value, grads } = computeGrads(this.model.params(), () => {
             const logits = this.model.forward(mb.batch.inputs); // [B, T, V]
             const logp = tokenLogProbs(logits, mb.batch.targets); // [B, T]
-            const terms = policyLoss(logp, mb.old, mb.ref, mb.batch.extras.adv, mb.batch.mask, cfg);
+            const sig = this.args.signal;
+            const off = sig?.offPolicyLoss
+              ? { mask: mb.batch.extras.off, loss: sig.offPolicyLoss(logp, mb.batch.extras.adv) } : undefined;
+            const terms = policyLoss(logp, mb.old, mb.ref, mb.batch.extras.adv, mb.batch.mask, cfg, off);
             let loss = terms.loss;
-            const extra = this.args.signal?.extraLoss ? this.args.signal.extraLoss(this.model) : null;
-            if (extra) loss = tf.add(loss, extra) as tf.Scalar;
+            if (sig?.extraLoss && mb.extra) loss = tf.add(loss, sig.extraLoss(this.model, mb.extra)) as tf.Scalar;
             stats = tf.keep(tf.stack([terms.pgLoss, terms.kl, terms.clipFrac, terms.dualClipFrac]) as tf.Tensor1D);
             return loss;
           });
@@ -281,6 +300,7 @@ export class GRPOTrainer {
         mb.batch.dispose();
         mb.old.dispose();
         mb.ref?.dispose();
+        mb.extra?.dispose();
       }
     }
   }
@@ -290,7 +310,7 @@ export class GRPOTrainer {
     if (!file) return;
     fs.mkdirSync(path.dirname(file), { recursive: true });
     const lines = trajs.map((t, i) => JSON.stringify({
-      step, taskId: t.taskId, category: t.category, group: Math.floor(i / this.config.groupSize),
+      ...(this.args.stepRecordFields ?? {}), step, taskId: t.taskId, category: t.category, group: Math.floor(i / this.config.groupSize),
       index: i % this.config.groupSize, reward: t.reward, errorTurn: t.errorTurn,
       messages: t.messages.map((m) => m.content), states: t.messages.map((m) => m.state),
       scripted: t.messages.some((m) => m.scripted),

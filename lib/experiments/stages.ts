@@ -1,0 +1,154 @@
+/**
+ * The three kinds of stage an experiment runs, each a function over a shared run context:
+ *   sft              supervised fine-tuning on the corpus or the teacher trajectories (base, FCL-SFT, ACE-SFT)
+ *   grpo             multi-turn GRPO, optionally with a synchronous signal (OPS, HBG, per-update SFT) and the
+ *                    adaptive collapse guard
+ *   sft-interleaved  an SFT phase between RL stages, from the last RL steps' records (ETS, PRS)
+ */
+import * as path from 'path';
+import { GPT } from '../model/gpt';
+import { loadCheckpoint } from '../model/checkpoint';
+import { Tokenizer } from '../format/tokenizer';
+import { JsonValue } from '../format/types';
+import { Task } from '../envs/task';
+import { buildArgPool } from '../envs/judge';
+import { trainSFT, defaultSFTConfig, SFTConfig } from '../train/sft';
+import { TrainingSequence } from '../train/encode';
+import { GRPOTrainer, SyncSignal } from '../train/grpo/trainer';
+import { defaultGRPOConfig, GRPOConfig } from '../train/grpo/config';
+import { opsSignal } from '../train/signals/ops';
+import { hbgSignal } from '../train/signals/hbg';
+import { syncSftSignal } from '../train/signals/syncsft';
+import { etsData, failedTasks, lastSteps, prsData, readStepRecords } from '../train/interleaved';
+import { evaluateModel } from '../train/evaluate';
+import { MetricRecord, MetricsLog } from '../train/metrics';
+import { ProgressBar } from '../cli/progress';
+import { GuardSpec, SignalSpec, StageSpec } from './spec';
+import { Preset } from './presets';
+import { saveResumeState, ResumeState } from './resume';
+
+/** What every stage can read and update. */
+export interface RunContext {
+  name: string;
+  preset: Preset;
+  seed: number;
+  out: string;
+  tok: Tokenizer;
+  model: GPT;
+  /** Checkpoint folder of the starting policy (the KL reference), null when trained from scratch. */
+  source: string | null;
+  trainTasks: Task[];
+  /** Validation tasks (a fixed slice of the test split). */
+  valTasks: Task[];
+  metrics: MetricsLog;
+  /** Steps logged so far over all stages (SFT and RL), the x axis of every curve. */
+  globalStep: number;
+  progress: boolean;
+  resume: ResumeState | null;
+  onStep?: (rec: MetricRecord) => void;
+  sftFinalLoss: number | null;
+}
+
+export function rolloutsFile(ctx: RunContext): string {
+  return path.join(ctx.out, 'rollouts.jsonl');
+}
+
+/** SFT with a quick greedy validation after every epoch (how skill on the world grows with SFT). */
+export function runSFT(ctx: RunContext, si: number, data: TrainingSequence[], config: Partial<SFTConfig>, label: string): void {
+  const res = trainSFT(ctx.model, data, { ...defaultSFTConfig, seed: ctx.seed, ...config }, {
+    metrics: { log: (r) => ctx.metrics.log({ ...r, stage: si, globalStep: ++ctx.globalStep }) },
+    progress: ctx.progress, label: `${ctx.name} ${label}`,
+    onEpochEnd: (epoch) => {
+      const val = evaluateModel(ctx.model, ctx.tok, ctx.valTasks);
+      const rec: MetricRecord = { phase: 'sft-val', stage: si, epoch, globalStep: ctx.globalStep, valAccuracy: val.mean,
+        valHealthyCall: val.states.healthyCall, valFullCollapse: val.states.fullCollapse };
+      for (const [c, v] of Object.entries(val.perCategory)) rec[`val_${c}`] = v.accuracy;
+      ctx.metrics.log(rec);
+      if (ctx.progress) process.stderr.write(`  epoch ${epoch}: val accuracy ${val.mean.toFixed(3)}, healthy calls ${val.states.healthyCall.toFixed(2)}\n`);
+    },
+  });
+  ctx.sftFinalLoss = res.finalLoss;
+}
+
+function buildSignal(spec: SignalSpec | undefined, tok: Tokenizer): SyncSignal | undefined {
+  if (!spec) return undefined;
+  if (spec.kind === 'ops') return opsSignal({ luffyGamma: spec.luffyGamma ?? null });
+  if (spec.kind === 'hbg') return hbgSignal();
+  return syncSftSignal(tok, { weight: spec.weight });
+}
+
+/** The interleaved SFT data from the RL records of stage `rlStage` (ETS: teacher trajectories of failed tasks). */
+function interleavedData(ctx: RunContext, source: 'ets' | 'prs', rlStage: number | undefined, steps: number,
+  pool: () => Map<string, JsonValue[]>): { data: TrainingSequence[]; failed: number } {
+  const recent = lastSteps(readStepRecords(rolloutsFile(ctx)), steps, rlStage);
+  const byId = new Map(ctx.trainTasks.map((t) => [t.id, t] as [string, Task]));
+  const failed = failedTasks(recent, byId);
+  const data = etsData(ctx.tok, failed);
+  if (source === 'prs') data.push(...prsData(ctx.tok, recent, byId, pool()));
+  return { data, failed: failed.length };
+}
+
+/** An ETS / PRS phase after the RL stage `si - 1`. */
+export function runInterleavedSFT(ctx: RunContext, si: number, stage: Extract<StageSpec, { kind: 'sft-interleaved' }>): void {
+  let pool: Map<string, JsonValue[]> | null = null;
+  const { data, failed } = interleavedData(ctx, stage.source, si - 1, stage.lastSteps, () => (pool = pool ?? buildArgPool(ctx.trainTasks)));
+  ctx.metrics.log({ phase: 'interleave', stage: si, globalStep: ctx.globalStep, source: stage.source, failedTasks: failed, samples: data.length });
+  if (data.length === 0) return; // nothing failed: nothing to supervise
+  runSFT(ctx, si, data, stage.config, stage.source);
+}
+
+function guardTriggered(g: GuardSpec, rec: MetricRecord): boolean {
+  return (rec.pImEnd as number) >= g.pImEnd || (rec.fullCollapse as number) >= g.fullCollapse;
+}
+
+/** A GRPO stage (with its signal and guard), checkpointing resume state every `checkpointEvery` steps. */
+export function runGRPO(ctx: RunContext, si: number, stage: Extract<StageSpec, { kind: 'grpo' }>): void {
+  const cfg: GRPOConfig = { ...defaultGRPOConfig, seed: ctx.seed, valTasksPerCategory: ctx.preset.valTasksPerCategory, ...stage.config };
+  const ref = ctx.source ? loadCheckpoint(ctx.source, { expectVocabFingerprint: ctx.tok.fingerprint }).model : null;
+  const base = ctx.globalStep;
+  const trainer = new GRPOTrainer({
+    model: ctx.model, ref, tokenizer: ctx.tok, trainTasks: ctx.trainTasks, valTasks: ctx.valTasks, config: cfg,
+    signal: buildSignal(stage.signal, ctx.tok),
+    metrics: { log: (r) => ctx.metrics.log({ phase: 'grpo', stage: si, globalStep: base + (r.step as number), ...r }) },
+    stepRecordsFile: rolloutsFile(ctx),
+    stepRecordFields: { stage: si },
+  });
+  if (ctx.resume && ctx.resume.stage === si) ctx.resume.restoreTrainer(trainer);
+  const guard = stage.guard;
+  let phases = 0;
+  let lastPhase = 0;
+  for (const r of ctx.metrics.records) if (r.phase === 'guard' && r.stage === si) { phases++; lastPhase = r.step as number; }
+  const bar = new ProgressBar({ total: cfg.steps, label: `${ctx.name} rl`, silent: !ctx.progress });
+  try {
+    while (trainer.stepIndex < cfg.steps) {
+      const rec = trainer.step();
+      ctx.onStep?.(rec);
+      const val = typeof rec.valAccuracy === 'number' ? ` val ${(rec.valAccuracy as number).toFixed(2)}` : '';
+      bar.update(trainer.stepIndex, `r ${(rec.reward as number).toFixed(2)}${val} p<|im_end|> ${(rec.pImEnd as number).toFixed(3)} ` +
+        `collapse ${(rec.fullCollapse as number).toFixed(2)} | ${((rec.rolloutSeconds as number) + (rec.trainSeconds as number)).toFixed(1)}s/step`);
+      if (guard && phases < guard.maxPhases && trainer.stepIndex - lastPhase >= guard.minGap &&
+          trainer.stepIndex < cfg.steps && guardTriggered(guard, rec)) {
+        // the collapse guard: an ETS-style SFT phase now, then RL goes on with a fresh optimizer
+        const { data, failed } = interleavedData(ctx, 'ets', si, guard.lastSteps, () => new Map());
+        ctx.metrics.log({ phase: 'guard', stage: si, step: trainer.stepIndex, globalStep: base + trainer.stepIndex,
+          pImEnd: rec.pImEnd as number, fullCollapse: rec.fullCollapse as number, failedTasks: failed });
+        if (data.length > 0) {
+          const sftCtx = { ...ctx, globalStep: base + trainer.stepIndex };
+          runSFT(sftCtx, si, data, guard.sft, 'guard-sft');
+        }
+        trainer.resetOptimizer();
+        phases++;
+        lastPhase = trainer.stepIndex;
+      }
+      if (cfg.checkpointEvery > 0 && trainer.stepIndex % cfg.checkpointEvery === 0 && trainer.stepIndex < cfg.steps) {
+        saveResumeState(ctx.out, { stage: si, globalStepBase: base, model: ctx.model, trainer,
+          metricsLines: ctx.metrics.records.length, vocabFingerprint: ctx.tok.fingerprint });
+      }
+    }
+    bar.finish();
+  } finally {
+    trainer.dispose();
+    ref?.dispose();
+  }
+  ctx.globalStep = base + cfg.steps;
+}

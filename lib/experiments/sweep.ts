@@ -1,0 +1,219 @@
+/**
+ * Running many experiments: each run is a child process (`toolrl run ...`), at most `concurrency` at
+ * once. Two cores and a wasm backend without threads mean one process per core is the fastest layout;
+ * separate processes also keep one run's crash or leak from touching the others.
+ *
+ * A job whose spec starts from another experiment's checkpoint (init kind 'experiment') waits for that
+ * job of the same preset and seed; if that one fails, the dependent fails without starting. A job whose
+ * summary.json exists is skipped (the results store is the checkpoint of the whole study), unless
+ * `force`. A job with a resume/ folder but no summary was killed mid-run and continues with --resume.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { spawn } from 'child_process';
+import { ExperimentSpec } from './spec';
+import { Preset, getPreset } from './presets';
+import { getExperiment, listExperiments } from './configs';
+import { resultsDir } from './runner';
+import { formatDuration } from '../cli/progress';
+
+export interface SweepJob {
+  config: string;
+  seed: number;
+  preset: string;
+  /** The run's folder: data/results/<preset>/<config>/seed-<n> (the runner finds checkpoints of init runs from it). */
+  out: string;
+}
+
+export interface SweepFailure {
+  job: SweepJob;
+  /** Exit code of the child (null when it never started or was killed by a signal). */
+  code: number | null;
+  reason: string;
+  /** The last lines of run.log. */
+  logTail: string;
+}
+
+/** Starts one run and resolves with its exit code; stdout and stderr go to `logFile`. Injectable for tests. */
+export type Launcher = (job: SweepJob, args: string[], logFile: string) => Promise<number | null>;
+
+export interface SweepOptions {
+  /** Runs at once (default 2: one per core). */
+  concurrency?: number;
+  /** Re-run jobs whose summary.json exists. */
+  force?: boolean;
+  /** Extra arguments for `toolrl run` (e.g. ['--backend', 'wasm']). */
+  extraArgs?: string[];
+  launch?: Launcher;
+  /** Where progress lines go (default stdout). */
+  log?: (line: string) => void;
+  /** Config name -> spec (default: the registry). */
+  specOf?: (name: string) => ExperimentSpec;
+}
+
+/** The repository root: lib/experiments/ is two levels below it. */
+const REPO_ROOT = path.resolve(__dirname, '..', '..');
+
+/** The default launcher: `node --import tsx lib/cli/main.ts run ...` from the repository root. */
+export const childLauncher: Launcher = (_job, args, logFile) => new Promise((resolve, reject) => {
+  const fd = fs.openSync(logFile, 'a');
+  try {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join('lib', 'cli', 'main.ts'), ...args],
+      { cwd: REPO_ROOT, stdio: ['ignore', fd, fd] });
+    child.on('error', reject);
+    child.on('close', (code) => resolve(code));
+  } finally {
+    fs.closeSync(fd); // the child holds its own copy of the descriptor
+  }
+});
+
+const jobKey = (config: string, seed: number, preset: string) => `${preset}/${config}/seed-${seed}`;
+
+function tail(file: string, lines = 20): string {
+  if (!fs.existsSync(file)) return '(no run.log)';
+  return fs.readFileSync(file, 'utf8').replace(/\r/g, '\n').split('\n').filter((l) => l.trim()).slice(-lines).join('\n');
+}
+
+/** The ID mean of a finished run's summary, or null when the file is missing or has none. */
+function idMean(out: string): number | null {
+  try {
+    const s = JSON.parse(fs.readFileSync(path.join(out, 'summary.json'), 'utf8'));
+    return typeof s?.eval?.id?.mean === 'number' ? s.eval.id.mean : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Run `jobs` in list order as far as dependencies and `concurrency` allow; resolves with the failures. */
+export function runSweep(jobs: SweepJob[], opts: SweepOptions = {}): Promise<SweepFailure[]> {
+  const concurrency = Math.max(1, Math.floor(opts.concurrency ?? 2));
+  const launch = opts.launch ?? childLauncher;
+  const log = opts.log ?? ((l: string) => process.stdout.write(l + '\n'));
+  const specOf = opts.specOf ?? getExperiment;
+  const byKey = new Map(jobs.map((j) => [jobKey(j.config, j.seed, j.preset), j]));
+  if (byKey.size !== jobs.length) throw new Error('runSweep: the job list holds the same config/seed/preset twice');
+  // dependency of each job inside this sweep (outside it, the runner checks the checkpoint itself)
+  const dep = new Map<SweepJob, SweepJob | undefined>();
+  for (const j of jobs) {
+    const init = specOf(j.config).init;
+    dep.set(j, init.kind === 'experiment' ? byKey.get(jobKey(init.name, j.seed, j.preset)) : undefined);
+  }
+
+  const state = new Map<SweepJob, 'pending' | 'running' | 'ok' | 'failed'>(jobs.map((j) => [j, 'pending']));
+  const failures: SweepFailure[] = [];
+  const durations: number[] = [];
+  const width = String(jobs.length).length;
+  let counter = 0;
+  const tag = (n: number, j: SweepJob) => `[${String(n).padStart(width)}/${jobs.length}] ${j.config} seed ${j.seed}`;
+  const remaining = () => jobs.filter((j) => state.get(j) === 'pending' || state.get(j) === 'running').length;
+  const eta = () => {
+    if (!durations.length) return '';
+    const mean = durations.reduce((a, b) => a + b, 0) / durations.length;
+    const left = remaining();
+    return left ? ` | ${left} left, eta ${formatDuration((mean * left) / concurrency)}` : '';
+  };
+  const fail = (j: SweepJob, n: number, code: number | null, reason: string) => {
+    const logFile = path.join(j.out, 'run.log');
+    state.set(j, 'failed');
+    const f: SweepFailure = { job: j, code, reason, logTail: tail(logFile) };
+    failures.push(f);
+    log(`${tag(n, j)} FAILED: ${reason}${eta()}`);
+    if (code !== null || fs.existsSync(logFile)) log(`  last lines of ${logFile}:\n${f.logTail.split('\n').map((l) => '    ' + l).join('\n')}`);
+  };
+
+  return new Promise((resolve) => {
+    let running = 0;
+    const start = (j: SweepJob) => {
+      const n = ++counter;
+      const summary = path.join(j.out, 'summary.json');
+      if (!opts.force && fs.existsSync(summary)) {
+        state.set(j, 'ok');
+        log(`${tag(n, j)} skipped: ${summary} exists`);
+        return;
+      }
+      const d = dep.get(j);
+      if (d && state.get(d) === 'failed') {
+        fail(j, n, null, `its init run ${d.config} seed ${d.seed} failed`);
+        return;
+      }
+      fs.mkdirSync(j.out, { recursive: true });
+      const resume = !opts.force && fs.existsSync(path.join(j.out, 'resume'));
+      const args = ['run', '--config', j.config, '--preset', j.preset, '--seed', String(j.seed), '--out', path.resolve(j.out),
+        ...(resume ? ['--resume'] : []), ...(opts.extraArgs ?? [])];
+      const logFile = path.join(j.out, 'run.log');
+      if (!resume) fs.writeFileSync(logFile, ''); // a resumed run appends to the log of the killed one
+      state.set(j, 'running');
+      running++;
+      log(`${tag(n, j)} started${resume ? ' (resuming)' : ''}: log ${logFile}`);
+      const t0 = Date.now();
+      launch(j, args, logFile).then((code) => ({ code, err: null as Error | null }), (err: Error) => ({ code: null, err }))
+        .then(({ code, err }) => {
+          running--;
+          const secs = (Date.now() - t0) / 1000;
+          if (err) fail(j, n, null, `could not start: ${err.message}`);
+          else if (code !== 0) fail(j, n, code, `exited with code ${code}`);
+          else if (!fs.existsSync(summary)) fail(j, n, code, `exited 0 but wrote no ${summary}`);
+          else {
+            state.set(j, 'ok');
+            durations.push(secs);
+            const id = idMean(j.out);
+            log(`${tag(n, j)} done in ${formatDuration(secs)}${id === null ? '' : `: ID ${id.toFixed(3)}`}${eta()}`);
+          }
+          pump();
+        });
+    };
+    // Start every job that is ready, in list order; finish when nothing runs and nothing can start.
+    // A skipped job settles at once and may free a job listed before it: sweep again until nothing moves.
+    const pump = () => {
+      let moved = true;
+      while (moved && running < concurrency) {
+        moved = false;
+        for (const j of jobs) {
+          if (running >= concurrency) break;
+          if (state.get(j) !== 'pending') continue;
+          const d = dep.get(j);
+          if (d && (state.get(d) === 'pending' || state.get(d) === 'running')) continue;
+          start(j);
+          moved = true;
+        }
+      }
+      if (running === 0) {
+        // anything still pending waits on a job that can never finish (a dependency cycle)
+        for (const j of jobs) if (state.get(j) === 'pending') fail(j, ++counter, null, 'dependency cycle');
+        resolve(failures);
+      }
+    };
+    pump();
+  });
+}
+
+export interface PlanOptions {
+  /** Only these configs (plus what they start from); default every experiment outside group 'base'. */
+  only?: string[];
+  root?: string;
+  specs?: ExperimentSpec[];
+}
+
+/** The jobs of a study: configs x preset seeds, each preceded by the runs its init needs. */
+export function planJobs(preset: Preset | string, opts: PlanOptions = {}): SweepJob[] {
+  const p = typeof preset === 'string' ? getPreset(preset) : preset;
+  const specs = opts.specs ?? listExperiments();
+  const find = (name: string, what: string) => {
+    const s = specs.find((x) => x.name === name);
+    if (!s) throw new Error(`${what}: unknown config "${name}" (known: ${specs.map((x) => x.name).join(', ')})`);
+    return s;
+  };
+  const selected = opts.only && opts.only.length ? opts.only.map((n) => find(n, '--only')) : specs.filter((s) => s.group !== 'base');
+  const jobs: SweepJob[] = [];
+  const seen = new Set<string>();
+  const add = (s: ExperimentSpec, seed: number, chain: string[]) => {
+    if (chain.includes(s.name)) throw new Error(`config "${s.name}": init dependency cycle ${[...chain, s.name].join(' -> ')}`);
+    const key = jobKey(s.name, seed, p.name);
+    if (seen.has(key)) return;
+    if (s.init.kind === 'experiment') add(find(s.init.name, `config "${s.name}" init`), seed, [...chain, s.name]);
+    seen.add(key);
+    jobs.push({ config: s.name, seed, preset: p.name, out: resultsDir(p.name, s.name, seed, opts.root) });
+  };
+  for (const s of selected) for (const seed of p.seeds) add(s, seed, []);
+  return jobs;
+}

@@ -1,0 +1,139 @@
+/**
+ * The study's report, rebuilt from the results store alone:
+ *   <out>/tables/<id>.csv|md|html   every table (see tables.ts)
+ *   <out>/report.html               self-contained page: tables, then figures (plotly inlined)
+ *   <out>/summary.json              the tables as JSON (display cells and the statistics behind them)
+ *   <out>/figures/*.png             the main figures, when headless Chromium is available
+ * Rebuilding is cheap and deterministic, so the report is never edited by hand: change a run, rebuild.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { ResultsStore, loadResults, byGroup } from './results';
+import { ReportTable, allTables } from './tables';
+import { toCSV, toMarkdown, toHtml, toJSON } from './render';
+import { PlotlyFigure, ReportSection, escapeHtml, writeHtmlReport } from './plotly';
+import { valAccuracyFigure, rewardFigure, probeFigure, statesFigure, gradSplitFigure, methodRuns, hasRL } from './figures';
+import { renderPngs } from './png';
+import { PAPER_REFERENCES } from './paper';
+
+/** The run whose per-step diagnostics get PNGs: the collapse itself (else the first method with RL). */
+const FOCUS_CONFIG = 'vanilla-rl';
+
+export interface BuildOptions {
+  root?: string;
+  /** Render PNGs with headless Chromium (default true; skipped with a note when it is missing). */
+  png?: boolean;
+  log?: (line: string) => void;
+}
+
+export interface BuiltReport {
+  store: ResultsStore;
+  tables: ReportTable[];
+  /** Every file written. */
+  files: string[];
+  pngNote?: string;
+}
+
+interface NamedFigure {
+  slug: string;
+  title: string;
+  figure: PlotlyFigure;
+  /** Also written as figures/<slug>.png. */
+  png: boolean;
+}
+
+/** The figures of the report, in page order. */
+export function reportFigures(store: ResultsStore): NamedFigure[] {
+  const figs: NamedFigure[] = [];
+  const methods = methodRuns(store, ['method', 'extra']);
+  figs.push({ slug: 'val-accuracy', title: 'Validation accuracy per method', figure: valAccuracyFigure(methods), png: true });
+  const reward = rewardFigure(methods);
+  if (reward.data.length) figs.push({ slug: 'reward', title: 'RL reward per method', figure: reward, png: true });
+  const sweep = methodRuns(store, ['lr-sweep']);
+  if (sweep.length) {
+    figs.push({ slug: 'lr-val-accuracy', title: 'Learning-rate sweep: validation accuracy',
+      figure: valAccuracyFigure(sweep, 'Vanilla GRPO at each learning rate (mean over seeds)'), png: true });
+  }
+  const rlExps = store.experiments.filter((e) => e.spec.group !== 'lr-sweep' && hasRL(e.seeds[0].metrics));
+  const focus = rlExps.find((e) => e.spec.name === FOCUS_CONFIG) ?? rlExps[0];
+  for (const e of rlExps) {
+    const s = e.seeds[0];
+    const who = `${e.spec.label}, seed ${s.seed}`;
+    const png = e === focus;
+    figs.push({ slug: `probe-${e.spec.name}`, title: `Probe: ${who}`, figure: probeFigure(s.metrics, `Probe after <tool_call> (${who})`), png });
+    figs.push({ slug: `states-${e.spec.name}`, title: `States: ${who}`, figure: statesFigure(s.metrics, `Structural states of sampled messages (${who})`), png });
+    figs.push({ slug: `gradsplit-${e.spec.name}`, title: `Gradient split: ${who}`,
+      figure: gradSplitFigure(s.metrics, `Policy-gradient push on control-token logits (${who})`), png });
+  }
+  return figs;
+}
+
+function overviewHtml(store: ResultsStore): string {
+  const runs = store.experiments.reduce((a, e) => a + e.seeds.length, 0);
+  const backends = Array.from(new Set(store.experiments.flatMap((e) => e.seeds.map((s) => s.summary.backend)))).join(', ');
+  const items = [
+    `Preset <b>${escapeHtml(store.preset)}</b>: ${runs} finished run(s) of ${store.experiments.length} experiment(s), from ` +
+      `<code>${escapeHtml(path.join(store.root, store.preset))}</code>; tfjs backend(s): ${escapeHtml(backends || 'n/a')}.`,
+    'Every number on this page is computed from that folder (summary.json and metrics.jsonl of each run).',
+  ];
+  if (store.incomplete.length) items.push(`Not finished (left out): ${escapeHtml(store.incomplete.join(', '))}.`);
+  if (store.unknown.length) items.push(`Folders naming no registered config (ignored): ${escapeHtml(store.unknown.join(', '))}.`);
+  return `<ul>${items.map((i) => `<li>${i}</li>`).join('')}</ul>`;
+}
+
+/** Rebuild the report of `preset` into `outDir`. Throws when the store has no finished run. */
+export async function buildReport(preset: string, outDir: string, opts: BuildOptions = {}): Promise<BuiltReport> {
+  const root = opts.root ?? 'data/results';
+  const log = opts.log ?? ((l: string) => process.stdout.write(l + '\n'));
+  const store = loadResults(preset, root);
+  if (!store.experiments.length) {
+    throw new Error(`no finished runs under ${path.join(root, preset)} (no <config>/seed-<n>/summary.json): ` +
+      `run \`npx toolrl reproduce --preset ${preset}\` first`);
+  }
+  const tables = allTables(store);
+  const files: string[] = [];
+  const write = (file: string, text: string) => {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, text);
+    files.push(file);
+  };
+  for (const t of tables) {
+    write(path.join(outDir, 'tables', `${t.id}.csv`), toCSV(t));
+    write(path.join(outDir, 'tables', `${t.id}.md`), toMarkdown(t));
+    write(path.join(outDir, 'tables', `${t.id}.html`), toHtml(t));
+  }
+
+  const figures = reportFigures(store);
+  const sections: ReportSection[] = [
+    { title: 'Overview', html: overviewHtml(store) },
+    ...tables.map((t) => ({ title: t.title, html: toHtml(t) })),
+    ...figures.map((f) => ({ title: f.title, figure: f.figure })),
+  ];
+  const html = path.join(outDir, 'report.html');
+  writeHtmlReport(html, sections, { title: `toolrl-collapse: ${preset} preset` });
+  files.push(html);
+
+  const summary = {
+    preset,
+    resultsDir: path.join(root, preset),
+    experiments: store.experiments.map((e) => ({ config: e.spec.name, label: e.spec.label, group: e.spec.group,
+      seeds: e.seeds.map((s) => ({ seed: s.seed, backend: s.summary.backend, seconds: s.summary.seconds })) })),
+    incomplete: store.incomplete,
+    unknown: store.unknown,
+    paperReferences: PAPER_REFERENCES,
+    tables: Object.fromEntries(tables.map((t) => [t.id, toJSON(t)])),
+  };
+  write(path.join(outDir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
+
+  let pngNote: string | undefined;
+  if (opts.png !== false) {
+    const jobs = figures.filter((f) => f.png).map((f) => ({ file: path.join(outDir, 'figures', `${f.slug}.png`), figure: f.figure }));
+    const res = await renderPngs(jobs);
+    files.push(...res.written);
+    pngNote = res.note;
+    if (pngNote) log(`note: ${pngNote}`);
+  }
+  return { store, tables, files, pngNote };
+}
+
+export { byGroup };

@@ -1,0 +1,113 @@
+/**
+ * Plotly figure specs of the study, as pure functions: metric records in, {data, layout} out. The same
+ * specs are shown inline by the notebooks (display.showPlot) and written into report.html by the CLI.
+ *
+ * Per-method curves average the seeds step by step: a method is one line, the mean over the seeds that
+ * logged that global step. Global steps count SFT and RL steps on one axis, so the SFT phases of the
+ * interleaved schemes (ETS, PRS) sit between their RL phases, where they happened.
+ */
+import { MetricRecord } from '../train/metrics';
+import { PlotlyFigure, lineFigure, LineSeries } from './plotly';
+import { ResultsStore } from './results';
+import { ExperimentGroup } from '../experiments/spec';
+
+/** One line of a per-method figure: a label and the metrics of each of its seeds. */
+export interface MethodRuns {
+  label: string;
+  runs: MetricRecord[][];
+}
+
+const num = (r: MetricRecord, k: string): number | undefined =>
+  (typeof r[k] === 'number' && Number.isFinite(r[k] as number) ? (r[k] as number) : undefined);
+
+/** The x of a record: its global step (falls back to the RL step for records written before it existed). */
+function stepOf(r: MetricRecord): number | undefined {
+  return num(r, 'globalStep') ?? num(r, 'step');
+}
+
+/** `key` over global steps, for records passing `keep`, as {x, y} sorted by step. */
+export function curve(records: MetricRecord[], key: string, keep: (r: MetricRecord) => boolean = () => true): { x: number[]; y: number[] } {
+  const pts: [number, number][] = [];
+  for (const r of records) {
+    const x = stepOf(r);
+    const y = num(r, key);
+    if (keep(r) && x !== undefined && y !== undefined) pts.push([x, y]);
+  }
+  pts.sort((a, b) => a[0] - b[0]);
+  return { x: pts.map((p) => p[0]), y: pts.map((p) => p[1]) };
+}
+
+/** The mean over runs of `key` at each step that any run logged (over the runs that logged it). */
+export function meanCurve(runs: MetricRecord[][], key: string, keep?: (r: MetricRecord) => boolean): { x: number[]; y: number[] } {
+  const sums = new Map<number, { s: number; n: number }>();
+  for (const run of runs) {
+    const c = curve(run, key, keep);
+    c.x.forEach((x, i) => {
+      const a = sums.get(x) ?? { s: 0, n: 0 };
+      a.s += c.y[i];
+      a.n += 1;
+      sums.set(x, a);
+    });
+  }
+  const x = Array.from(sums.keys()).sort((a, b) => a - b);
+  return { x, y: x.map((k) => (sums.get(k) as { s: number }).s / (sums.get(k) as { n: number }).n) };
+}
+
+function methodFigure(methods: MethodRuns[], key: string, keep: ((r: MetricRecord) => boolean) | undefined,
+  title: string, yTitle: string): PlotlyFigure {
+  const series: LineSeries[] = [];
+  for (const m of methods) {
+    const c = meanCurve(m.runs, key, keep);
+    if (c.x.length) series.push({ name: m.label, x: c.x, y: c.y });
+  }
+  const fig = lineFigure({ title, x: [], series, xTitle: 'global step (SFT + RL)', yTitle });
+  // validation points are sparse (every few steps): markers make single points visible
+  for (const d of fig.data) d.mode = 'lines+markers';
+  return fig;
+}
+
+/** Greedy validation accuracy over global steps, one line per method (SFT-epoch and RL validations). */
+export function valAccuracyFigure(methods: MethodRuns[], title = 'Validation accuracy (mean over seeds)'): PlotlyFigure {
+  return methodFigure(methods, 'valAccuracy', (r) => r.phase === 'grpo' || r.phase === 'sft-val', title, 'accuracy');
+}
+
+/** Mean group reward of the RL rollouts per step, one line per method (methods without RL have no line). */
+export function rewardFigure(methods: MethodRuns[], title = 'RL reward per step (mean over seeds)'): PlotlyFigure {
+  return methodFigure(methods, 'reward', (r) => r.phase === 'grpo', title, 'reward');
+}
+
+function runFigure(records: MetricRecord[], keys: [string, string][], title: string, yTitle: string): PlotlyFigure {
+  const rl = (r: MetricRecord) => r.phase === 'grpo';
+  const series = keys.map(([k, name]) => ({ name, ...curve(records, k, rl) })).filter((s) => s.x.length);
+  return lineFigure({ title, x: [], series, xTitle: 'global step', yTitle });
+}
+
+/** The A.5 probe: next-token probabilities right after `<|im_start|>assistant\n<tool_call>\n`. */
+export function probeFigure(records: MetricRecord[], title = 'Probe after <tool_call>'): PlotlyFigure {
+  return runFigure(records, [['pJsonOpen', 'p({") healthy'], ['pImEnd', 'p(<|im_end|>) collapse'], ['pToolCall', 'p(<tool_call>) repeat']],
+    title, 'probability');
+}
+
+/** Structural-state shares of the sampled assistant messages per RL step. */
+export function statesFigure(records: MetricRecord[], title = 'Structural states of sampled messages'): PlotlyFigure {
+  return runFigure(records, [['healthyCall', 'healthy call'], ['healthyResponse', 'healthy response'], ['pollution', 'pollution'],
+    ['fullCollapse', 'full collapse']], title, 'share of messages');
+}
+
+/** The A.5 gradient split on the three control-token logits: push on the sampled token vs on the others. */
+export function gradSplitFigure(records: MetricRecord[], title = 'Policy-gradient push on control-token logits'): PlotlyFigure {
+  return runFigure(records, [['selfJsonOpen', '{" self'], ['otherJsonOpen', '{" other'], ['selfImEnd', '<|im_end|> self'],
+    ['otherImEnd', '<|im_end|> other'], ['selfToolCall', '<tool_call> self'], ['otherToolCall', '<tool_call> other']],
+  title, 'summed logit gradient');
+}
+
+/** The per-method input of the figures above, from the results store (registry order). */
+export function methodRuns(store: ResultsStore, groups: ExperimentGroup[] = ['method']): MethodRuns[] {
+  return store.experiments.filter((e) => groups.includes(e.spec.group))
+    .map((e) => ({ label: e.spec.label, runs: e.seeds.map((s) => s.metrics) }));
+}
+
+/** Does a run have RL step records (so its probe / state / gradient figures have anything to draw)? */
+export function hasRL(records: MetricRecord[]): boolean {
+  return records.some((r) => r.phase === 'grpo');
+}

@@ -1,0 +1,178 @@
+/**
+ * The study's tables, computed from the results store (never typed in): mean ± std over seeds of
+ *   Table 1  ID accuracy per category and their average, one row per method (as the paper's main table);
+ *   Table 2  format-OOD and content-OOD averages per method (does the gain survive a new syntax / new APIs?);
+ *   LR       the vanilla-GRPO learning-rate sweep: peak vs final validation accuracy, when it collapsed;
+ *   States   structural-state shares of the messages: the collapse made visible, per method;
+ *   Extra    beyond the paper (group 'extra'), in Table 1's columns.
+ * A table is plain data (columns + display cells + the raw statistics), so one object renders to the
+ * terminal, CSV, Markdown and HTML (render.ts) and goes into summary.json unchanged.
+ */
+import { STRUCTURAL_STATES, StructuralState } from '../format/types';
+import { ExperimentResults, ResultsStore, byGroup } from './results';
+import { SeedStat, Observation, seedStats, formatPercent, formatLr } from './stats';
+import { PAPER_NOTES, PAPER_REFERENCES, paperCell } from './paper';
+
+export interface RawRow {
+  config: string;
+  label: string;
+  seeds: number[];
+  /** Per column: the statistic behind the cell (null where not applicable). */
+  values: Record<string, SeedStat | (number | null)[] | number | string | null>;
+}
+
+export interface ReportTable {
+  /** File stem under tables/ and key in summary.json. */
+  id: string;
+  title: string;
+  columns: string[];
+  /** Display cells, one array per row, aligned with `columns`. */
+  rows: string[][];
+  raw: RawRow[];
+  notes: string[];
+}
+
+const NA = '—';
+/** Table 1's category columns, in the paper's order. */
+export const ID_COLUMNS = ['base', 'miss_func', 'miss_param', 'long_context'];
+const STATE_LABEL: Record<StructuralState, string> = {
+  healthyCall: 'healthy call', healthyResponse: 'healthy response', pollution: 'pollution', fullCollapse: 'full collapse',
+};
+
+type Extract = (e: ExperimentResults, s: ExperimentResults['seeds'][number]) => number | undefined;
+
+/** Seed statistics of several named per-seed values, for every experiment of `exps`. */
+function statsOf(exps: ExperimentResults[], extract: Record<string, Extract>): Map<string, SeedStat> {
+  const obs: Observation[] = [];
+  for (const e of exps) {
+    for (const s of e.seeds) {
+      for (const [col, f] of Object.entries(extract)) {
+        const v = f(e, s);
+        if (v !== undefined) obs.push({ key: `${e.spec.name}|${col}`, value: v });
+      }
+    }
+  }
+  return seedStats(obs);
+}
+
+/** Mean of the four ID category accuracies of one run (the paper's headline "average"). */
+export function idAverage(summary: ExperimentResults['seeds'][number]['summary']): number | undefined {
+  const per = summary.eval.id?.perCategory;
+  if (!per) return undefined;
+  const accs = ID_COLUMNS.filter((c) => per[c] !== undefined).map((c) => per[c].accuracy);
+  return accs.length ? accs.reduce((a, b) => a + b, 0) / accs.length : undefined;
+}
+
+function seedNote(exps: ExperimentResults[]): string {
+  const counts = Array.from(new Set(exps.map((e) => e.seeds.length))).sort();
+  return `Percent, mean ± std (sample std) over seeds; a single number means one seed. Seeds per row: ${counts.join(' or ')}.`;
+}
+
+/** The first column: what names a row. */
+interface Lead { column: string; cell: (e: ExperimentResults) => string }
+const BY_LABEL: Lead = { column: 'method', cell: (e) => e.spec.label };
+
+function makeTable(id: string, title: string, exps: ExperimentResults[], cols: string[],
+  extract: Record<string, Extract>, lead: Lead, notes: string[]): ReportTable {
+  const stats = statsOf(exps, extract);
+  const columns = [lead.column, 'seeds', ...cols];
+  const raw: RawRow[] = [];
+  const rows = exps.map((e) => {
+    const values: RawRow['values'] = {};
+    const cells = cols.map((c) => {
+      const st = stats.get(`${e.spec.name}|${c}`);
+      values[c] = st ?? null;
+      return st ? formatPercent(st) : NA;
+    });
+    raw.push({ config: e.spec.name, label: e.spec.label, seeds: e.seeds.map((s) => s.seed), values });
+    return [lead.cell(e), String(e.seeds.length), ...cells];
+  });
+  return { id, title, columns, rows, raw, notes: exps.length ? [seedNote(exps), ...notes] : ['No finished runs in this group.'] };
+}
+
+/** Table 1: ID accuracy per category and average, with the paper's average where a row maps to one. */
+export function accuracyTable(store: ResultsStore, group: 'method' | 'extra' = 'method'): ReportTable {
+  const exps = byGroup(store, group);
+  const extract: Record<string, Extract> = {};
+  for (const c of ID_COLUMNS) extract[c] = (_e, s) => s.summary.eval.id?.perCategory[c]?.accuracy;
+  extract.average = (_e, s) => idAverage(s.summary);
+  const t = group === 'method'
+    ? makeTable('table1-id', 'Table 1: in-distribution accuracy (%)', exps, [...ID_COLUMNS, 'average'], extract, BY_LABEL,
+      ['average = mean of the four category accuracies, as in the paper.',
+        'paper = the paper\'s BFCL-V3 multi-turn average for the method this row mirrors (Qwen2.5-1.5B; a reference, not a target).',
+        ...PAPER_NOTES.slice(0, 1)])
+    : makeTable('table-extra', 'Beyond the paper: in-distribution accuracy (%)', exps, [...ID_COLUMNS, 'average'], extract, BY_LABEL, []);
+  if (group === 'method') {
+    t.columns.push('paper');
+    t.rows.forEach((r, i) => r.push(paperCell(t.raw[i].config) || NA));
+    t.raw.forEach((r) => (r.values.paper = PAPER_REFERENCES[r.config]?.average ?? null));
+  }
+  return t;
+}
+
+/** Table 2: averages on format-OOD (python-list calls) and content-OOD (unseen API family). */
+export function oodTable(store: ResultsStore): ReportTable {
+  return makeTable('table2-ood', 'Table 2: out-of-distribution accuracy (%)', byGroup(store, 'method'),
+    ['ID average', 'format-OOD average', 'content-OOD average'], {
+      'ID average': (_e, s) => idAverage(s.summary),
+      'format-OOD average': (_e, s) => s.summary.eval.format_ood?.mean,
+      'content-OOD average': (_e, s) => s.summary.eval.content_ood?.mean,
+    }, BY_LABEL, [PAPER_NOTES[1], 'OOD averages are the mean of that split\'s category accuracies.']);
+}
+
+/** Per-seed collapse steps, "35, none"; "none" when no seed collapsed. */
+export function collapseCell(steps: (number | null)[]): string {
+  if (!steps.length) return NA;
+  if (steps.every((s) => s === null)) return 'none';
+  return steps.map((s) => (s === null ? 'none' : String(s))).join(', ');
+}
+
+/** The learning-rate sweep of vanilla GRPO, sorted by learning rate. */
+export function lrTable(store: ResultsStore): ReportTable {
+  const exps = byGroup(store, 'lr-sweep').slice().sort((a, b) => (a.spec.sweepLr ?? 0) - (b.spec.sweepLr ?? 0));
+  const rlStates = ['healthyCall', 'pollution', 'fullCollapse'] as const;
+  const extract: Record<string, Extract> = {
+    'peak val': (_e, s) => s.summary.rl?.peakValAccuracy,
+    'final val': (_e, s) => s.summary.rl?.finalValAccuracy,
+    'ID average': (_e, s) => idAverage(s.summary),
+  };
+  for (const k of rlStates) extract[STATE_LABEL[k]] = (_e, s) => s.summary.rl?.finalStates[k];
+  const cols = Object.keys(extract);
+  const t = makeTable('table-lr', 'Learning-rate sweep of vanilla GRPO', exps, cols, extract,
+    { column: 'lr', cell: (e) => formatLr(e.spec.sweepLr) },
+    ['peak / final val = greedy validation accuracy (%) at its best and at the last validated step.',
+      'collapse step = first validated global step from which validation stays below a quarter of its peak (per seed).',
+      'state shares (%) = structural states of sampled RL messages, averaged over the last 5 steps.']);
+  // the collapse step is per seed, not averaged: "35, none" says more than a mean over a missing value
+  const at = t.columns.indexOf('final val') + 1;
+  t.columns.splice(at, 0, 'collapse step');
+  t.rows.forEach((r, i) => {
+    const steps = exps[i].seeds.map((s) => s.summary.rl?.collapseStep ?? null);
+    r.splice(at, 0, collapseCell(steps));
+    t.raw[i].values['collapse step'] = steps;
+    t.raw[i].values.lr = exps[i].spec.sweepLr ?? null;
+  });
+  return t;
+}
+
+/** Structural states of the final ID evaluation, and of the last RL steps' samples for RL runs. */
+export function stateTable(store: ResultsStore): ReportTable {
+  const exps = byGroup(store, 'method');
+  const extract: Record<string, Extract> = {};
+  for (const k of STRUCTURAL_STATES) extract[`eval ${STATE_LABEL[k]}`] = (_e, s) => s.summary.eval.id?.states[k];
+  for (const k of STRUCTURAL_STATES) extract[`RL ${STATE_LABEL[k]}`] = (_e, s) => s.summary.rl?.finalStates[k];
+  return makeTable('table-states', 'Structural states of assistant messages (%)', exps, Object.keys(extract), extract,
+    BY_LABEL,
+    ['eval = greedy messages of the final ID evaluation; RL = sampled messages of the last 5 RL steps (— for runs without RL).',
+      'healthy call: a well-formed tool call; healthy response: plain text; pollution: calls or tags mixed with text; ' +
+      'full collapse: degenerate control-token output such as <tool_call> then <|im_end|>.']);
+}
+
+/** Every table the store has rows for, in report order (Table 1 and 2 always, others when present). */
+export function allTables(store: ResultsStore): ReportTable[] {
+  const out = [accuracyTable(store, 'method'), oodTable(store)];
+  if (byGroup(store, 'lr-sweep').length) out.push(lrTable(store));
+  out.push(stateTable(store));
+  if (byGroup(store, 'extra').length) out.push(accuracyTable(store, 'extra'));
+  return out;
+}

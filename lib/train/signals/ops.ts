@@ -1,0 +1,43 @@
+/**
+ * Off-policy supervision (OPS, synchronous; DESIGN A.6). In every group, rollout 0 is replaced message by
+ * message by the ground-truth assistant messages, executed in the environment like any action (so its
+ * observations are real), and trained with the same GRPO loss as the sampled rollouts. Because the
+ * ground truth always passes the checker, every group holds at least one success: the group never
+ * collapses to all-zero rewards, and the correct format keeps receiving a positive advantage.
+ *
+ * The paper's code also holds a LUFFY-style variant (off by default there): the off-policy tokens are
+ * weighted by the policy-shaping function p / (p + gamma), gamma = 0.1, instead of the importance ratio,
+ * which gives low-probability ground-truth tokens a larger push. `luffyGamma` turns it on.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { teacherAssistantMessages } from '../../envs/teacher';
+import { Task } from '../../envs/task';
+import { SyncSignal } from '../grpo/trainer';
+
+export interface OPSConfig {
+  /** Rollouts per group replaced by the ground truth. Paper: 1 (rollout 0). */
+  offPolicyRollouts: number;
+  /** Policy-shaping gamma for the LUFFY variant; null = plain GRPO loss on off-policy tokens (paper default). */
+  luffyGamma: number | null;
+}
+
+export const defaultOPSConfig: OPSConfig = { offPolicyRollouts: 1, luffyGamma: null };
+
+export function opsSignal(cfg: Partial<OPSConfig> = {}): SyncSignal {
+  const c: OPSConfig = { ...defaultOPSConfig, ...cfg };
+  const signal: SyncSignal = {
+    name: c.luffyGamma === null ? 'ops' : 'ops-luffy',
+    plan(task: Task, index: number) {
+      return index < c.offPolicyRollouts ? { script: { messages: teacherAssistantMessages(task) } } : {};
+    },
+  };
+  if (c.luffyGamma !== null) {
+    const gamma = c.luffyGamma;
+    // per-token loss on off-policy tokens: -A * p / (p + gamma), p = exp(logp) of the current policy
+    signal.offPolicyLoss = (logp: tf.Tensor2D, adv: tf.Tensor2D) => {
+      const p = tf.exp(logp);
+      return tf.neg(tf.mul(adv, tf.div(p, tf.add(p, gamma)))) as tf.Tensor2D;
+    };
+  }
+  return signal;
+}

@@ -1,0 +1,43 @@
+/**
+ * The synchronous per-update SFT loss (DESIGN A.6, "the code also has a per-update SFT loss with weight
+ * 1.0"): every GRPO mini-batch adds weight x the token-mean cross-entropy of the teacher trajectories of
+ * the mini-batch's tasks. It is the synchronous counterpart of interleaving SFT phases with RL: the same
+ * supervision, but mixed into every update instead of given in separate phases.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { Tokenizer } from '../../format/tokenizer';
+import { maskedCrossEntropy } from '../../model/logprobs';
+import { teacherTrajectory } from '../../envs/teacher';
+import { Task } from '../../envs/task';
+import { GPT } from '../../model/gpt';
+import { encodeConversation, TrainingSequence } from '../encode';
+import { padBatch, PaddedBatch } from '../batch';
+import { SyncSignal } from '../grpo/trainer';
+
+export interface SyncSFTConfig {
+  /** Weight of the SFT loss added to each GRPO update. Paper code: 1.0. */
+  weight: number;
+  /** Longest sequence (tokens). */
+  maxLen: number;
+}
+
+export const defaultSyncSFTConfig: SyncSFTConfig = { weight: 1.0, maxLen: 1024 };
+
+export function syncSftSignal(tok: Tokenizer, cfg: Partial<SyncSFTConfig> = {}): SyncSignal {
+  const c: SyncSFTConfig = { ...defaultSyncSFTConfig, ...cfg };
+  const cache = new Map<string, TrainingSequence>();
+  const seq = (t: Task) => {
+    let s = cache.get(t.id);
+    if (!s) cache.set(t.id, (s = encodeConversation(tok, teacherTrajectory(t))));
+    return s;
+  };
+  return {
+    name: 'sync-sft',
+    prepareExtra(tasks: Task[]): PaddedBatch | null {
+      return tasks.length ? padBatch(tasks.map(seq), c.maxLen) : null;
+    },
+    extraLoss(model: GPT, batch: PaddedBatch): tf.Scalar {
+      return tf.mul(maskedCrossEntropy(model.forward(batch.inputs), batch.targets, batch.mask), c.weight) as tf.Scalar;
+    },
+  };
+}

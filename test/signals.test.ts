@@ -1,0 +1,98 @@
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'fs';
+import * as path from 'path';
+import { initBackend } from '../lib/backend';
+import { Rng } from '../lib/prng';
+import { saveCheckpoint } from '../lib/model/checkpoint';
+import { runExperiment } from '../lib/experiments/runner';
+import { getPreset } from '../lib/experiments/presets';
+import { ExperimentSpec, StageSpec } from '../lib/experiments/spec';
+import { readMetrics } from '../lib/train/metrics';
+import { readStepRecords } from '../lib/train/interleaved';
+import { Episode } from '../lib/envs/episode';
+import { makeHint } from '../lib/envs/hints';
+import { renderConversation, ASSISTANT_PREFIX } from '../lib/format/chat';
+import { rollout } from '../lib/train/rollout';
+import { replacePrompt } from '../lib/train/grpo/trainer';
+import { tokenizer, tasks, tinyModel, tmpDir } from './helpers';
+
+let baseDir = '';
+before(async () => {
+  await initBackend({ backend: 'wasm' });
+  baseDir = path.join(tmpDir('signals'), 'base');
+  const m = tinyModel(5);
+  saveCheckpoint(baseDir, m, { vocabFingerprint: tokenizer().fingerprint });
+  m.dispose();
+});
+
+const small = { steps: 2, promptsPerStep: 2, promptsPerMiniBatch: 1, valEvery: 2, valTasksPerCategory: 1, checkpointEvery: 0,
+  lr: 1e-3, maxContext: 400, maxMessageTokens: 12, probeTasks: 2 };
+const run = (name: string, stages: StageSpec[]) => {
+  const spec: ExperimentSpec = { name, title: name, paper: name, label: name, group: 'method',
+    init: { kind: 'checkpoint', path: baseDir }, stages: () => stages };
+  const out = tmpDir(name);
+  runExperiment(spec, { preset: getPreset('smoke'), seed: 1, out, progress: false, evalSplits: ['id'] });
+  return { out, metrics: readMetrics(path.join(out, 'metrics.jsonl')), records: readStepRecords(path.join(out, 'rollouts.jsonl')) };
+};
+
+test('OPS: rollout 0 of every group is the ground truth, executed and rewarded 1', () => {
+  for (const luffyGamma of [null, 0.1]) {
+    const r = run('ops', [{ kind: 'grpo', config: small, signal: { kind: 'ops', luffyGamma } }]);
+    const first = r.records.filter((x) => x.index === 0);
+    assert.ok(first.length > 0 && first.every((x) => x.scripted && x.reward === 1));
+    assert.ok(r.records.filter((x) => x.index > 0).every((x) => !x.scripted));
+    assert.ok(r.metrics.filter((m) => m.phase === 'grpo').every((m) => Number.isFinite(m.loss as number)));
+  }
+});
+
+test('HBG: hinted rollouts are trained on the hint-free prompt', () => {
+  const tok = tokenizer();
+  const task = tasks('train')[0];
+  const model = tinyModel(2);
+  const [t] = rollout(model, tok, [new Episode(task, { hint: makeHint(task) })], { rng: new Rng(1), config: { maxContext: 500, maxMessageTokens: 12 } });
+  const hinted = tok.decode(t.ids.slice(0, t.promptLength));
+  assert.ok(hinted.includes('Hint: '));
+  const contents = t.messages.map((m) => tok.decode(t.ids.slice(m.start, m.end)));
+  replacePrompt(t, tok.encode(renderConversation(new Episode(task).initialMessages()) + ASSISTANT_PREFIX));
+  assert.ok(!tok.decode(t.ids).includes('Hint: '));
+  assert.deepEqual(t.messages.map((m) => tok.decode(t.ids.slice(m.start, m.end))), contents);
+  assert.equal(t.ids.length, t.lossMask.length);
+  model.dispose();
+  const r = run('hbg', [{ kind: 'grpo', config: small, signal: { kind: 'hbg' } }]);
+  assert.equal(r.metrics.filter((m) => m.phase === 'grpo').length, 2);
+});
+
+test('synchronous per-update SFT loss runs and raises the loss by the SFT term', () => {
+  const r = run('sync-sft', [{ kind: 'grpo', config: small, signal: { kind: 'sync-sft', weight: 1.0 } }]);
+  // a random tiny model has cross-entropy ~ log(vocab) on the teacher tokens: the loss is dominated by it
+  const loss = r.metrics.filter((m) => m.phase === 'grpo').map((m) => m.loss as number);
+  assert.ok(loss.every((l) => l > 3), loss.join(','));
+});
+
+test('ETS and PRS: SFT phases between RL stages, built from the last RL steps', () => {
+  for (const source of ['ets', 'prs'] as const) {
+    const sft: StageSpec = { kind: 'sft-interleaved', source, lastSteps: 10, config: { lr: 1e-3, epochs: 1, batchSize: 8 } };
+    const r = run(source, [{ kind: 'grpo', config: small }, sft, { kind: 'grpo', config: { ...small, steps: 1 } }]);
+    const inter = r.metrics.find((m) => m.phase === 'interleave')!;
+    assert.ok((inter.failedTasks as number) > 0, 'a random policy fails tasks');
+    // PRS adds one reflection per group of the last steps to the ETS data
+    if (source === 'prs') assert.ok((inter.samples as number) > (inter.failedTasks as number));
+    else assert.equal(inter.samples, inter.failedTasks);
+    assert.ok(r.metrics.some((m) => m.phase === 'sft' && m.stage === 1));
+    const steps = r.metrics.filter((m) => m.phase === 'grpo').map((m) => m.globalStep as number);
+    assert.deepEqual(steps, steps.slice().sort((a, b) => a - b), 'global steps increase across stages');
+    assert.deepEqual(Array.from(new Set(r.records.map((x) => x.stage))), [0, 2]);
+  }
+});
+
+test('collapse guard: crossing a threshold starts an SFT phase and a fresh optimizer', () => {
+  const r = run('guard', [{ kind: 'grpo', config: { ...small, steps: 3 },
+    guard: { pImEnd: 0, fullCollapse: 0, minGap: 1, maxPhases: 1, lastSteps: 10, sft: { lr: 1e-3, epochs: 1, batchSize: 8 } } }]);
+  const g = r.metrics.filter((m) => m.phase === 'guard');
+  assert.equal(g.length, 1, 'maxPhases caps the phases');
+  assert.equal(g[0].step, 1);
+  assert.ok(r.metrics.some((m) => m.phase === 'sft'));
+  assert.equal(r.metrics.filter((m) => m.phase === 'grpo').length, 3);
+  assert.ok(fs.existsSync(path.join(r.out, 'summary.json')));
+});
