@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ToolCall } from '../lib/format/types';
 import { renderToolCalls } from '../lib/format/toolcall';
-import { FAMILIES } from '../lib/envs/families';
+import { FAMILIES } from '../lib/envs/families/index';
 import { Task } from '../lib/envs/task';
 import { Episode } from '../lib/envs/episode';
 import { checkTask, multisetContains, TurnRecord } from '../lib/envs/checker';

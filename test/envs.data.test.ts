@@ -8,7 +8,7 @@ import { buildDataset, serializeDataset, loadTasks, loadCorpus, TASK_SPLITS, wri
 import { taskContentKey } from '../lib/envs/generator';
 import { teacherEpisode, teacherTrajectory } from '../lib/envs/teacher';
 import { evaluatePolicy, teacherPolicy } from '../lib/envs/evaluate';
-import { OOD_FAMILIES, TRAIN_FAMILIES } from '../lib/envs/families';
+import { OOD_FAMILIES, TRAIN_FAMILIES } from '../lib/envs/families/index';
 
 const d = buildDataset();
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { renderToolCalls } from '../lib/format/toolcall';
-import { FAMILIES } from '../lib/envs/families';
+import { FAMILIES } from '../lib/envs/families/index';
 import { Task, REFUSAL_FUNC } from '../lib/envs/task';
 import { Episode } from '../lib/envs/episode';
 import { generateTasks } from '../lib/envs/generator';

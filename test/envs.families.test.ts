@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Rng } from '../lib/prng';
-import { FAMILIES, TRAIN_FAMILIES, OOD_FAMILIES, createFamily } from '../lib/envs/families';
+import { FAMILIES, TRAIN_FAMILIES, OOD_FAMILIES, createFamily } from '../lib/envs/families/index';
 import { canonicalJson, deepEqualJson } from '../lib/envs/families/base';
 
 const fsState = () => ({ cwd: [] as string[], root: { docs: { 'a.txt': 'hello' }, 'b.txt': 'world' } });

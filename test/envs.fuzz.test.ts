@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Rng } from '../lib/prng';
 import type { ToolCall, JsonValue } from '../lib/format/types';
 import { renderToolCalls } from '../lib/format/toolcall';
-import { FAMILIES } from '../lib/envs/families';
+import { FAMILIES } from '../lib/envs/families/index';
 import { generateTasks } from '../lib/envs/generator';
 import { Episode } from '../lib/envs/episode';
 import { teacherAssistantMessages } from '../lib/envs/teacher';

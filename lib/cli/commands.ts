@@ -10,6 +10,7 @@ import { resultsDir, runExperiment } from '../experiments/runner';
 import { runEval, formatEval, EvalSplit } from './eval';
 import { runBench, formatBench } from './bench';
 import { writeDataset } from '../envs/data';
+import { reproduceCommand, reportCommand } from './reproduce';
 
 const SPLITS = ['id', 'format_ood', 'content_ood'];
 
@@ -122,4 +123,4 @@ const run: Command = {
   },
 };
 
-export const COMMANDS: Command[] = [data, evalCmd, bench, run];
+export const COMMANDS: Command[] = [data, evalCmd, bench, run, reproduceCommand, reportCommand];

@@ -17,7 +17,7 @@
  */
 import type { JsonValue, ToolCall } from '../format/types';
 import { canonicalJson } from './families/base';
-import { createFamily } from './families';
+import { createFamily } from './families/index';
 import { Task } from './task';
 
 /** What the episode records for one user turn of the model. */

@@ -14,7 +14,7 @@ import type { CallSyntax, Message, ToolCall } from '../format/types';
 import { renderSystemPrompt, renderToolResponses, renderToolsAdded } from '../format/chat';
 import { parseToolCalls } from '../format/toolcall';
 import { ApiFamily, cloneJson } from './families/base';
-import { createFamily } from './families';
+import { createFamily } from './families/index';
 import { Task } from './task';
 import { CheckResult, TurnRecord, checkTask } from './checker';
 

@@ -13,8 +13,8 @@
 import type { JsonValue, ToolCall, ToolSpec } from '../format/types';
 import { Rng, hashString } from '../prng';
 import { ApiFamily, canonicalJson, cloneJson } from './families/base';
-import { FAMILIES, TRAIN_FAMILIES, createFamily } from './families';
-import { INTENTS, Intent, IntentDraft, lowerFirst, say } from './intents';
+import { FAMILIES, TRAIN_FAMILIES, createFamily } from './families/index';
+import { INTENTS, Intent, IntentDraft, lowerFirst, say } from './intents/index';
 import { Category, Task, TaskTurn } from './task';
 import { teacherTrajectory } from './teacher';
 import { renderConversation } from '../format/chat';

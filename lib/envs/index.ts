@@ -1,6 +1,6 @@
 /** The environments: API families, tasks, checker, episodes, teacher, hints, corpus, OOD, data, evaluation. */
 export * from './task';
-export * from './families';
+export * from './families/index';
 export { canonicalJson, deepEqualJson, cloneJson, toText, CallResult } from './families/base';
 export * from './generator';
 export * from './checker';

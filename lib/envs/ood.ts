@@ -4,7 +4,7 @@
  *   the system prompt asks for it, the teacher writes it, the checker is the same.
  * - content-OOD: tasks of a family training never sees (reminders), categories base / miss_param / miss_func.
  */
-import { OOD_FAMILIES } from './families';
+import { OOD_FAMILIES } from './families/index';
 import { generateTasks } from './generator';
 import { Category, Task } from './task';
 

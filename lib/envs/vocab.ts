@@ -6,7 +6,7 @@
 import type { JsonValue } from '../format/types';
 import { parseToolCalls } from '../format/toolcall';
 import { Rng } from '../prng';
-import { FAMILIES, createFamily } from './families';
+import { FAMILIES, createFamily } from './families/index';
 
 /** Error texts of every family and of the parsers, from a fixed set of bad calls. */
 export function errorProbeTexts(): string[] {

@@ -27,6 +27,15 @@ const EXPERIMENTS: ExperimentSpec[] = [
     stages: (p) => [{ kind: 'sft', data: 'corpus', config: { lr: 3e-3, epochs: p.baseEpochs, batchSize: 16, warmupRatio: 0.05 } }],
   },
   {
+    name: 'base-model',
+    label: 'Base (instruct)',
+    group: 'method',
+    title: 'The base checkpoint itself, evaluated (no training)',
+    paper: 'Paper row "Base": Qwen2.5-1.5B-Instruct as released. Here: data/checkpoints/base.',
+    init: { kind: 'checkpoint', path: BASE_CHECKPOINT },
+    stages: () => [],
+  },
+  {
     name: 'fcl-sft',
     label: 'FCL-SFT (lr high)',
     group: 'method',

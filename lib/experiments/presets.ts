@@ -35,13 +35,13 @@ export interface Preset {
 
 export const PRESET_TABLE: Record<PresetName, Preset> = {
   smoke: {
-    name: 'smoke', rlSteps: 3, promptsPerStep: 2, promptsPerMiniBatch: 1, valEvery: 3, valTasksPerCategory: 2,
-    checkpointEvery: 2, baseEpochs: 1, corpusLimit: 64, fclEpochs: 1, trainTaskLimit: 16, evalTasksPerCategory: 2,
+    name: 'smoke', rlSteps: 3, promptsPerStep: 2, promptsPerMiniBatch: 1, valEvery: 3, valTasksPerCategory: 1,
+    checkpointEvery: 2, baseEpochs: 1, corpusLimit: 64, fclEpochs: 1, trainTaskLimit: 16, evalTasksPerCategory: 1,
     seeds: [1],
   },
   quick: {
-    name: 'quick', rlSteps: 60, promptsPerStep: 6, promptsPerMiniBatch: 2, valEvery: 5, valTasksPerCategory: 10,
-    checkpointEvery: 20, baseEpochs: 8, corpusLimit: 0, fclEpochs: 3, trainTaskLimit: 0, evalTasksPerCategory: 50,
+    name: 'quick', rlSteps: 24, promptsPerStep: 4, promptsPerMiniBatch: 2, valEvery: 4, valTasksPerCategory: 8,
+    checkpointEvery: 8, baseEpochs: 8, corpusLimit: 0, fclEpochs: 3, trainTaskLimit: 0, evalTasksPerCategory: 25,
     seeds: [1, 2],
   },
   full: {

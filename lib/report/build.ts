@@ -8,13 +8,14 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { ResultsStore, loadResults, byGroup } from './results';
-import { ReportTable, allTables } from './tables';
+import { ResultsStore, loadResults } from './results';
+import { ReportTable, allTables, sweepExperiments, sweepRowName } from './tables';
 import { toCSV, toMarkdown, toHtml, toJSON } from './render';
 import { PlotlyFigure, ReportSection, escapeHtml, writeHtmlReport } from './plotly';
 import { valAccuracyFigure, rewardFigure, probeFigure, statesFigure, gradSplitFigure, methodRuns, hasRL } from './figures';
 import { renderPngs } from './png';
 import { PAPER_REFERENCES } from './paper';
+import { ExperimentSpec } from '../experiments/spec';
 
 /** The run whose per-step diagnostics get PNGs: the collapse itself (else the first method with RL). */
 const FOCUS_CONFIG = 'vanilla-rl';
@@ -24,6 +25,8 @@ export interface BuildOptions {
   /** Render PNGs with headless Chromium (default true; skipped with a note when it is missing). */
   png?: boolean;
   log?: (line: string) => void;
+  /** The experiment registry (default listExperiments(); tests pass their own). */
+  specs?: ExperimentSpec[];
 }
 
 export interface BuiltReport {
@@ -49,7 +52,7 @@ export function reportFigures(store: ResultsStore): NamedFigure[] {
   figs.push({ slug: 'val-accuracy', title: 'Validation accuracy per method', figure: valAccuracyFigure(methods), png: true });
   const reward = rewardFigure(methods);
   if (reward.data.length) figs.push({ slug: 'reward', title: 'RL reward per method', figure: reward, png: true });
-  const sweep = methodRuns(store, ['lr-sweep']);
+  const sweep = sweepExperiments(store).map((e) => ({ label: `lr ${sweepRowName(e)}`, runs: e.seeds.map((s) => s.metrics) }));
   if (sweep.length) {
     figs.push({ slug: 'lr-val-accuracy', title: 'Learning-rate sweep: validation accuracy',
       figure: valAccuracyFigure(sweep, 'Vanilla GRPO at each learning rate (mean over seeds)'), png: true });
@@ -85,7 +88,7 @@ function overviewHtml(store: ResultsStore): string {
 export async function buildReport(preset: string, outDir: string, opts: BuildOptions = {}): Promise<BuiltReport> {
   const root = opts.root ?? 'data/results';
   const log = opts.log ?? ((l: string) => process.stdout.write(l + '\n'));
-  const store = loadResults(preset, root);
+  const store = loadResults(preset, root, opts.specs);
   if (!store.experiments.length) {
     throw new Error(`no finished runs under ${path.join(root, preset)} (no <config>/seed-<n>/summary.json): ` +
       `run \`npx toolrl reproduce --preset ${preset}\` first`);
@@ -136,4 +139,3 @@ export async function buildReport(preset: string, outDir: string, opts: BuildOpt
   return { store, tables, files, pngNote };
 }
 
-export { byGroup };

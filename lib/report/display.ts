@@ -34,17 +34,19 @@ let tslabCache: TslabModule | null | undefined;
 /**
  * The tslab module, or null outside a kernel.
  *
- * This is the one deliberate `require` in lib/: a static `import "tslab"` would load tslab's
- * TypeScript compiler and the zeromq native addon (~0.4 s) into every test and CLI process that
- * merely imports this file, and would crash them where zeromq has no prebuilt binary. Inside the
- * kernel, tslab hooks `require("tslab")` to hand back the live instance wired to the notebook.
+ * Not a static `import "tslab"`: that would load tslab's TypeScript compiler and the zeromq native addon
+ * (~0.4 s) into every test and CLI process that merely imports this file, and crash them where zeromq has
+ * no prebuilt binary. Inside the kernel, tslab's executor publishes its own module loader as
+ * `globalThis.__tslab__.require`, which hands back the live instance wired to the notebook.
  */
 function tslab(): TslabModule | null {
   if (tslabCache === undefined) {
     tslabCache = null;
-    if (inTslabKernel()) {
+    const g = globalThis as { __tslab__?: { require?: (id: string) => unknown } };
+    const load = g.__tslab__?.require;
+    if (inTslabKernel() && typeof load === "function") {
       try {
-        tslabCache = require("tslab") as TslabModule;
+        tslabCache = load("tslab") as TslabModule;
       } catch {
         tslabCache = null;
       }

@@ -53,6 +53,12 @@ export function meanCurve(runs: MetricRecord[][], key: string, keep?: (r: Metric
   return { x, y: x.map((k) => (sums.get(k) as { s: number }).s / (sums.get(k) as { n: number }).n) };
 }
 
+/** Accuracies, rewards, probabilities and shares are >= 0: keep plotly from padding the axis below 0. */
+function nonNegative(fig: PlotlyFigure): PlotlyFigure {
+  fig.layout.yaxis = { ...(fig.layout.yaxis as Record<string, unknown>), rangemode: 'nonnegative' };
+  return fig;
+}
+
 function methodFigure(methods: MethodRuns[], key: string, keep: ((r: MetricRecord) => boolean) | undefined,
   title: string, yTitle: string): PlotlyFigure {
   const series: LineSeries[] = [];
@@ -63,7 +69,7 @@ function methodFigure(methods: MethodRuns[], key: string, keep: ((r: MetricRecor
   const fig = lineFigure({ title, x: [], series, xTitle: 'global step (SFT + RL)', yTitle });
   // validation points are sparse (every few steps): markers make single points visible
   for (const d of fig.data) d.mode = 'lines+markers';
-  return fig;
+  return nonNegative(fig);
 }
 
 /** Greedy validation accuracy over global steps, one line per method (SFT-epoch and RL validations). */
@@ -76,10 +82,11 @@ export function rewardFigure(methods: MethodRuns[], title = 'RL reward per step 
   return methodFigure(methods, 'reward', (r) => r.phase === 'grpo', title, 'reward');
 }
 
-function runFigure(records: MetricRecord[], keys: [string, string][], title: string, yTitle: string): PlotlyFigure {
+function runFigure(records: MetricRecord[], keys: [string, string][], title: string, yTitle: string, signed = false): PlotlyFigure {
   const rl = (r: MetricRecord) => r.phase === 'grpo';
   const series = keys.map(([k, name]) => ({ name, ...curve(records, k, rl) })).filter((s) => s.x.length);
-  return lineFigure({ title, x: [], series, xTitle: 'global step', yTitle });
+  const fig = lineFigure({ title, x: [], series, xTitle: 'global step', yTitle });
+  return signed ? fig : nonNegative(fig);
 }
 
 /** The A.5 probe: next-token probabilities right after `<|im_start|>assistant\n<tool_call>\n`. */
@@ -98,7 +105,7 @@ export function statesFigure(records: MetricRecord[], title = 'Structural states
 export function gradSplitFigure(records: MetricRecord[], title = 'Policy-gradient push on control-token logits'): PlotlyFigure {
   return runFigure(records, [['selfJsonOpen', '{" self'], ['otherJsonOpen', '{" other'], ['selfImEnd', '<|im_end|> self'],
     ['otherImEnd', '<|im_end|> other'], ['selfToolCall', '<tool_call> self'], ['otherToolCall', '<tool_call> other']],
-  title, 'summed logit gradient');
+  title, 'summed logit gradient', true);
 }
 
 /** The per-method input of the figures above, from the results store (registry order). */

@@ -1,14 +1,14 @@
 /**
  * PNG copies of figures, for the README and for readers without a browser at hand. Each figure is drawn
- * by the real plotly bundle in headless Chromium (through playwright-core) and its plot element is
- * screenshotted, so the PNG is pixel for pixel what report.html shows.
+ * by the real plotly bundle in headless Chromium (through playwright-core) at report.html's size, and
+ * its plot element is screenshotted, so the PNG shows what the page shows.
  *
  * PNGs are a convenience: without Chromium (or when it fails to start) we skip them with a note and never
  * fail the report.
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { PlotlyFigure, plotDivHtml, plotlyBundleScript } from './plotly';
+import { PlotlyFigure, plotlyBundleScript, scriptSafeJson } from './plotly';
 
 export const CHROMIUM_PATH = '/usr/bin/chromium';
 /** No sandbox (containers), no GPU, and nothing that would reach for the network. */
@@ -42,14 +42,20 @@ export async function renderPngs(jobs: PngJob[], opts: { executablePath?: string
   try {
     browser = await pw.chromium.launch({ executablePath: exe, args: CHROMIUM_ARGS, timeout });
     const page = await browser.newPage({ viewport: { width: 1000, height: 600 }, deviceScaleFactor: 2 });
-    const bundle = plotlyBundleScript();
+    // The 4.8 MB bundle is parsed once; each figure is then drawn into a fresh div of the same page, with
+    // the same size and config as report.html uses (plotDivHtml), and that element is screenshotted.
+    await page.setContent(`<!DOCTYPE html><html><head><meta charset="utf-8">${plotlyBundleScript()}</head>` +
+      '<body style="margin:0;background:#fff"></body></html>', { timeout });
     for (const job of jobs) {
-      // one page per figure: the figure's own HTML (as report.html embeds it), plotly inlined once
-      await page.setContent(`<!DOCTYPE html><html><head><meta charset="utf-8">${bundle}</head>` +
-        `<body style="margin:0;background:#fff">${plotDivHtml(job.figure)}</body></html>`, { timeout });
-      await page.waitForSelector('.toolrl-plot .main-svg', { timeout });
+      const height = typeof job.figure.layout.height === 'number' ? job.figure.layout.height : 380;
+      // a string, not a function: tsx may wrap a function's source in helpers the browser does not have
+      await page.evaluate(`(async () => {
+        document.body.innerHTML = '<div id="png-fig" style="width:960px;height:${height}px"></div>';
+        await window.Plotly.newPlot('png-fig', ${scriptSafeJson(job.figure.data)}, ${scriptSafeJson(job.figure.layout)},
+          { displaylogo: false, displayModeBar: false });
+      })()`);
       fs.mkdirSync(path.dirname(job.file), { recursive: true });
-      await page.locator('.toolrl-plot').screenshot({ path: job.file, timeout });
+      await page.locator('#png-fig').screenshot({ path: job.file, timeout });
       written.push(job.file);
     }
     return { written };

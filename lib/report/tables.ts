@@ -127,9 +127,26 @@ export function collapseCell(steps: (number | null)[]): string {
   return steps.map((s) => (s === null ? 'none' : String(s))).join(', ');
 }
 
+/**
+ * The rows of the learning-rate sweep, sorted by learning rate: the 'lr-sweep' group plus any other
+ * experiment that declares its `sweepLr` (the main vanilla-RL run is the sweep's point at the main rate).
+ * Empty when the store has no 'lr-sweep' run (one point is not a sweep).
+ */
+export function sweepExperiments(store: ResultsStore): ExperimentResults[] {
+  if (!byGroup(store, 'lr-sweep').length) return [];
+  return store.experiments.filter((e) => e.spec.group === 'lr-sweep' || e.spec.sweepLr !== undefined)
+    .sort((a, b) => (a.spec.sweepLr ?? 0) - (b.spec.sweepLr ?? 0));
+}
+
+/** "3e-4", or "3e-4 (Vanilla RL)" for a row that also appears in Table 1 under that label. */
+export function sweepRowName(e: ExperimentResults): string {
+  const lr = formatLr(e.spec.sweepLr);
+  return e.spec.group === 'lr-sweep' ? lr : `${lr} (${e.spec.label})`;
+}
+
 /** The learning-rate sweep of vanilla GRPO, sorted by learning rate. */
 export function lrTable(store: ResultsStore): ReportTable {
-  const exps = byGroup(store, 'lr-sweep').slice().sort((a, b) => (a.spec.sweepLr ?? 0) - (b.spec.sweepLr ?? 0));
+  const exps = sweepExperiments(store);
   const rlStates = ['healthyCall', 'pollution', 'fullCollapse'] as const;
   const extract: Record<string, Extract> = {
     'peak val': (_e, s) => s.summary.rl?.peakValAccuracy,
@@ -139,7 +156,7 @@ export function lrTable(store: ResultsStore): ReportTable {
   for (const k of rlStates) extract[STATE_LABEL[k]] = (_e, s) => s.summary.rl?.finalStates[k];
   const cols = Object.keys(extract);
   const t = makeTable('table-lr', 'Learning-rate sweep of vanilla GRPO', exps, cols, extract,
-    { column: 'lr', cell: (e) => formatLr(e.spec.sweepLr) },
+    { column: 'lr', cell: sweepRowName },
     ['peak / final val = greedy validation accuracy (%) at its best and at the last validated step.',
       'collapse step = first validated global step from which validation stays below a quarter of its peak (per seed).',
       'state shares (%) = structural states of sampled RL messages, averaged over the last 5 steps.']);

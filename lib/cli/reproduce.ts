@@ -1,0 +1,103 @@
+/**
+ * `toolrl reproduce` and `toolrl report`.
+ *
+ * reproduce = run what is missing, then report: plan every experiment of the registry x the preset's seeds
+ * (lib/experiments/sweep.ts), run the jobs whose summary.json is absent as child processes, rebuild the
+ * report from the results store, and print Table 1, Table 2 (and the LR sweep). With every result present
+ * it only rebuilds the report, so it is also the command that refreshes the report after a rerun.
+ */
+import * as path from 'path';
+import { Command, UsageError } from './args';
+import { PRESETS, getPreset } from '../experiments/presets';
+import type { BuiltReport } from '../report/build';
+import type { ReportTable } from '../report/tables';
+
+// The report modules load danfojs (and with it TensorFlow.js, ~3 s): import them only when a command
+// needs them, so that every other `toolrl` command (and each child run of a sweep) starts fast.
+const loadBuild = () => import('../report/build');
+const loadSweep = () => import('../experiments/sweep');
+
+const DEFAULT_ROOT = 'data/results';
+
+function reportDir(args: Record<string, unknown>, preset: string, root: string): string {
+  return (args.out as string | undefined) ?? path.join(root, preset, 'report');
+}
+
+/** The tables the terminal shows: Table 1, Table 2, and the LR sweep when it has rows. */
+async function printTables(built: BuiltReport, out: string): Promise<void> {
+  const { toText } = await import('../report/render');
+  for (const id of ['table1-id', 'table2-ood', 'table-lr']) {
+    const t = built.tables.find((x: ReportTable) => x.id === id);
+    if (t) process.stdout.write('\n' + toText(t) + '\n');
+  }
+  process.stdout.write(`\nreport: ${path.join(out, 'report.html')} (tables as CSV/Markdown under ${path.join(out, 'tables')})\n`);
+}
+
+const common = {
+  preset: { kind: 'string' as const, choices: PRESETS, help: 'size preset', default: 'quick' },
+  out: { kind: 'string' as const, help: 'report folder (default data/results/<preset>/report)' },
+  results: { kind: 'string' as const, help: 'results store root', default: DEFAULT_ROOT },
+  'no-png': { kind: 'flag' as const, help: 'skip the PNG figures (headless Chromium)' },
+};
+
+export const reproduceCommand: Command = {
+  spec: {
+    name: 'reproduce',
+    summary: 'run the missing experiments of the study (all seeds), then build and print the report',
+    options: {
+      ...common,
+      only: { kind: 'string', help: 'comma-separated configs (plus what they start from), e.g. vanilla-rl,ets' },
+      force: { kind: 'flag', help: 're-run jobs whose summary.json exists' },
+      jobs: { kind: 'number', help: 'runs at once (one per core)', default: 2 },
+      backend: { kind: 'string', choices: ['tensorflow', 'wasm', 'cpu'], help: 'tfjs backend of the runs (default: automatic)' },
+    },
+  },
+  async run(args) {
+    const preset = getPreset(args.preset as string);
+    const root = args.results as string;
+    const jobsN = args.jobs as number;
+    if (!Number.isInteger(jobsN) || jobsN < 1) throw new UsageError(`reproduce: --jobs must be an integer >= 1, got ${jobsN}`);
+    const only = args.only === undefined ? undefined : String(args.only).split(',').map((s) => s.trim()).filter(Boolean);
+    const { planJobs, runSweep } = await loadSweep();
+    let jobs;
+    try {
+      jobs = planJobs(preset, { only, root });
+    } catch (e) {
+      throw new UsageError(`reproduce: ${(e as Error).message}`);
+    }
+    process.stdout.write(`reproduce: preset ${preset.name}, ${jobs.length} run(s) (${new Set(jobs.map((j) => j.config)).size} config(s) x ` +
+      `seeds ${preset.seeds.join(', ')}), ${jobsN} at once, results under ${path.join(root, preset.name)}\n`);
+    const extraArgs = args.backend ? ['--backend', args.backend as string] : [];
+    const failures = await runSweep(jobs, { concurrency: jobsN, force: Boolean(args.force), extraArgs });
+    const out = reportDir(args, preset.name, root);
+    // a partial study still gets a report: what finished is worth seeing while the failures are fixed
+    const failed = failures.length ? `${failures.length} run(s) failed: ` +
+      failures.map((f) => `${f.job.config} seed ${f.job.seed} (${f.reason}; log ${path.join(f.job.out, 'run.log')})`).join(', ') : '';
+    const { buildReport } = await loadBuild();
+    let built: BuiltReport;
+    try {
+      built = await buildReport(preset.name, out, { root, png: !args['no-png'] });
+    } catch (e) {
+      // with nothing finished there is no report; the failed runs are the news, not the empty store
+      throw new Error(failed ? `${failed}; no report: ${(e as Error).message}` : (e as Error).message);
+    }
+    await printTables(built, out);
+    if (failed) throw new Error(failed);
+  },
+};
+
+export const reportCommand: Command = {
+  spec: {
+    name: 'report',
+    summary: 'rebuild the report (tables, report.html, summary.json, PNGs) from the results store only',
+    options: { ...common },
+  },
+  async run(args) {
+    const preset = getPreset(args.preset as string);
+    const root = args.results as string;
+    const out = reportDir(args, preset.name, root);
+    const { buildReport } = await loadBuild();
+    const built = await buildReport(preset.name, out, { root, png: !args['no-png'] });
+    await printTables(built, out);
+  },
+};

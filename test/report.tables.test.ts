@@ -1,0 +1,169 @@
+// Tables and figures from a synthetic results store: two seeds per config with hand-picked accuracies,
+// so every "mean ± std" below can be checked by hand (sample std of two values a, b = |a - b| / sqrt 2).
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { ExperimentSpec } from '../lib/experiments/spec';
+import { loadResults, ResultsStore } from '../lib/report/results';
+import { accuracyTable, oodTable, lrTable, stateTable, collapseCell } from '../lib/report/tables';
+import { toCSV, toMarkdown, toHtml, toText } from '../lib/report/render';
+import { valAccuracyFigure, rewardFigure, probeFigure, gradSplitFigure, methodRuns, meanCurve } from '../lib/report/figures';
+import { buildReport } from '../lib/report/build';
+import { formatLr } from '../lib/report/stats';
+
+const spec = (name: string, group: ExperimentSpec['group'], sweepLr?: number): ExperimentSpec => ({
+  name, label: `L-${name}`, group, sweepLr, title: name, paper: '', init: { kind: 'checkpoint', path: 'x' }, stages: () => [],
+});
+// 'vanilla-rl' so that the paper column maps, and it is also the sweep's point at 1e-3 (as in the registry);
+// 'lr-b' is registered before 'lr-a' but has the larger lr
+const SPECS = [spec('fcl-sft', 'method'), spec('vanilla-rl', 'method', 1e-3), spec('lr-b', 'lr-sweep', 3e-3), spec('lr-a', 'lr-sweep', 1e-4)];
+
+const states = (c: number) => ({ healthyCall: 1 - c, healthyResponse: 0, pollution: 0, fullCollapse: c });
+function evalOf(acc: number[], collapse = 0) {
+  const cats = ['base', 'miss_func', 'miss_param', 'long_context'];
+  const perCategory = Object.fromEntries(cats.map((c, i) => [c, { n: 10, accuracy: acc[i] }]));
+  return { perCategory, mean: acc.reduce((a, b) => a + b, 0) / acc.length, states: states(collapse), meanTokens: 50 };
+}
+const rl = (peak: number, final: number, collapseStep: number | null, fullCollapse: number) => ({
+  steps: 10, peakValAccuracy: peak, peakStep: 5, finalValAccuracy: final, collapseStep, finalStates: states(fullCollapse),
+  finalProbe: { pJsonOpen: 0.5, pImEnd: 0.3, pToolCall: 0.1 }, finalReward: 0.1,
+});
+
+function writeRun(root: string, config: string, seed: number, summary: object, metrics: object[]): void {
+  const dir = path.join(root, 'quick', config, `seed-${seed}`);
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'summary.json'), JSON.stringify({ config, seed, backend: 'cpu', seconds: 1, ...summary }));
+  fs.writeFileSync(path.join(dir, 'metrics.jsonl'), metrics.map((m) => JSON.stringify(m)).join('\n') + '\n');
+}
+const grpo = (step: number, val: number | null, reward: number) => ({
+  phase: 'grpo', step, globalStep: step, reward, pJsonOpen: 0.5, pImEnd: 0.2, pToolCall: 0.1,
+  selfJsonOpen: 0.1, otherJsonOpen: -0.1, selfImEnd: 0, otherImEnd: 0.2, selfToolCall: 0, otherToolCall: 0.05,
+  healthyCall: 0.5, healthyResponse: 0.2, pollution: 0.1, fullCollapse: 0.2, ...(val === null ? {} : { valAccuracy: val }),
+});
+
+let cached: { root: string; store: ResultsStore } | null = null;
+function fixture(): { root: string; store: ResultsStore } {
+  if (cached) return cached;
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'toolrl-tables-'));
+  writeRun(root, 'fcl-sft', 1, { eval: { id: evalOf([0.5, 0.4, 0.3, 0.2]) }, rl: null },
+    [{ phase: 'sft', globalStep: 1, loss: 2 }, { phase: 'sft-val', globalStep: 1, valAccuracy: 0.3 }]);
+  writeRun(root, 'vanilla-rl', 1, { eval: { id: evalOf([0.1, 0.2, 0.3, 0.0], 0.6), format_ood: evalOf([0.05, 0.05, 0.05, 0.05]),
+    content_ood: evalOf([0, 0, 0, 0]) }, rl: rl(0.4, 0.1, 35, 0.8) }, [grpo(1, null, 0.2), grpo(5, 0.4, 0.3), grpo(10, 0.1, 0.1)]);
+  writeRun(root, 'vanilla-rl', 2, { eval: { id: evalOf([0.3, 0.2, 0.1, 0.2], 0.4), format_ood: evalOf([0.15, 0.15, 0.15, 0.15]),
+    content_ood: evalOf([0.1, 0.1, 0.1, 0.1]) }, rl: rl(0.6, 0.5, null, 0.6) }, [grpo(1, null, 0.4), grpo(5, 0.6, 0.5), grpo(10, 0.5, 0.3)]);
+  writeRun(root, 'lr-a', 1, { eval: { id: evalOf([0.1, 0.1, 0.1, 0.1]) }, rl: rl(0.4, 0.1, 35, 0.8) }, [grpo(5, 0.4, 0.2)]);
+  writeRun(root, 'lr-a', 2, { eval: { id: evalOf([0.1, 0.1, 0.1, 0.1]) }, rl: rl(0.6, 0.5, null, 0.6) }, [grpo(5, 0.6, 0.2)]);
+  writeRun(root, 'lr-b', 1, { eval: { id: evalOf([0, 0, 0, 0]) }, rl: rl(0.2, 0.2, null, 0) }, [grpo(5, 0.2, 0.2)]);
+  fs.mkdirSync(path.join(root, 'quick', 'vanilla-rl', 'seed-3'), { recursive: true }); // a run still going
+  cached = { root, store: loadResults('quick', root, SPECS) };
+  return cached;
+}
+
+const row = (t: { columns: string[]; rows: string[][] }, first: string) => {
+  const r = t.rows.find((x) => x[0] === first);
+  assert.ok(r, `row ${first} in ${JSON.stringify(t.rows)}`);
+  return (col: string) => r[t.columns.indexOf(col)];
+};
+
+test('loadResults: registry order, finished seeds only, broken files named', () => {
+  const { store, root } = fixture();
+  assert.deepEqual(store.experiments.map((e) => e.spec.name), ['fcl-sft', 'vanilla-rl', 'lr-b', 'lr-a']);
+  assert.deepEqual(store.experiments[1].seeds.map((s) => s.seed), [1, 2]);
+  assert.deepEqual(store.incomplete, ['vanilla-rl/seed-3']);
+  const bad = fs.mkdtempSync(path.join(os.tmpdir(), 'toolrl-bad-'));
+  writeRun(bad, 'fcl-sft', 1, { eval: { id: { ...evalOf([0, 0, 0, 0]), mean: 'x' } }, rl: null }, []);
+  assert.throws(() => loadResults('quick', bad, SPECS), /fcl-sft[/\\]seed-1[/\\]summary\.json: field eval\.id\.mean/);
+  fs.writeFileSync(path.join(bad, 'quick', 'fcl-sft', 'seed-1', 'summary.json'), '{oops');
+  assert.throws(() => loadResults('quick', bad, SPECS), /summary\.json: not valid JSON/);
+  void root;
+});
+
+test('Table 1: mean ± std over seeds per category, the four-category average, the paper column', () => {
+  const t = accuracyTable(fixture().store);
+  assert.deepEqual(t.columns, ['method', 'seeds', 'base', 'miss_func', 'miss_param', 'long_context', 'average', 'paper']);
+  assert.deepEqual(t.rows.map((r) => r[0]), ['L-fcl-sft', 'L-vanilla-rl']);
+  const v = row(t, 'L-vanilla-rl');
+  assert.equal(v('seeds'), '2');
+  assert.equal(v('base'), '20.0 ± 14.1'); // 0.1, 0.3
+  assert.equal(v('miss_func'), '20.0 ± 0.0');
+  assert.equal(v('long_context'), '10.0 ± 14.1'); // 0.0, 0.2
+  assert.equal(v('average'), '17.5 ± 3.5'); // averages 0.15, 0.20
+  assert.equal(v('paper'), '3.50');
+  const f = row(t, 'L-fcl-sft');
+  assert.equal(f('base'), '50.0'); // one seed: no spread shown
+  assert.equal(f('average'), '35.0');
+  assert.equal(f('paper'), '—');
+});
+
+test('Table 2: format-OOD and content-OOD averages; missing splits stay empty', () => {
+  const t = oodTable(fixture().store);
+  const v = row(t, 'L-vanilla-rl');
+  assert.equal(v('format-OOD average'), '10.0 ± 7.1'); // 0.05, 0.15
+  assert.equal(v('content-OOD average'), '5.0 ± 7.1'); // 0.0, 0.1
+  assert.equal(row(t, 'L-fcl-sft')('format-OOD average'), '—');
+});
+
+test('LR table: sorted by lr, per-seed collapse steps, RL final states', () => {
+  const t = lrTable(fixture().store);
+  assert.deepEqual(t.rows.map((r) => r[0]), ['1e-4', '1e-3 (L-vanilla-rl)', '3e-3']);
+  const a = row(t, '1e-4');
+  assert.equal(a('peak val'), '50.0 ± 14.1');
+  assert.equal(a('final val'), '30.0 ± 28.3');
+  assert.equal(a('collapse step'), '35, none');
+  assert.equal(a('full collapse'), '70.0 ± 14.1');
+  assert.equal(row(t, '3e-3')('collapse step'), 'none');
+  assert.equal(collapseCell([null, null]), 'none');
+  assert.equal(formatLr(2.5e-5), '2.5e-5');
+});
+
+test('state table: eval states for every method, RL states only for RL runs', () => {
+  const t = stateTable(fixture().store);
+  assert.equal(row(t, 'L-vanilla-rl')('eval full collapse'), '50.0 ± 14.1'); // 0.6, 0.4
+  assert.equal(row(t, 'L-vanilla-rl')('RL full collapse'), '70.0 ± 14.1');
+  assert.equal(row(t, 'L-fcl-sft')('RL full collapse'), '—');
+});
+
+test('CSV, Markdown, HTML and text shapes', () => {
+  const t = lrTable(fixture().store);
+  const csv = toCSV(t).trimEnd().split('\n');
+  assert.equal(csv.length, 1 + t.rows.length);
+  assert.equal(csv[0], t.columns.join(','));
+  assert.ok(csv[1].includes('"35, none"'), 'a cell with a comma is quoted');
+  const md = toMarkdown(accuracyTable(fixture().store)).split('\n');
+  const tableLines = md.filter((l) => l.startsWith('|'));
+  assert.equal(tableLines.length, 2 + 2); // header, alignment, two rows
+  assert.match(tableLines[1], /^\| :--- \| ---: \|/);
+  assert.equal(tableLines[0].split(' | ').length, 8);
+  assert.ok(toHtml(t).includes('<table class="toolrl-table">'));
+  assert.match(toText(t), /^Learning-rate sweep/);
+});
+
+test('figures: one trace per method, seeds averaged step by step', () => {
+  const methods = methodRuns(fixture().store);
+  const val = valAccuracyFigure(methods);
+  assert.deepEqual(val.data.map((d) => d.name), ['L-fcl-sft', 'L-vanilla-rl']);
+  const v = val.data[1];
+  assert.deepEqual(v.x, [5, 10]);
+  assert.ok(Math.abs((v.y as number[])[0] - 0.5) < 1e-12 && Math.abs((v.y as number[])[1] - 0.3) < 1e-12);
+  assert.deepEqual(rewardFigure(methods).data.map((d) => d.name), ['L-vanilla-rl']); // no RL, no line
+  const run = fixture().store.experiments[1].seeds[0].metrics;
+  assert.equal(probeFigure(run).data.length, 3);
+  assert.equal(gradSplitFigure(run).data.length, 6);
+  assert.deepEqual(meanCurve([[{ globalStep: 1, r: 1 }], [{ globalStep: 1, r: 3 }, { globalStep: 2, r: 5 }]], 'r'), { x: [1, 2], y: [2, 5] });
+});
+
+test('buildReport writes tables, report.html and summary.json from the store alone', async () => {
+  const { root } = fixture();
+  const out = path.join(root, 'out');
+  const built = await buildReport('quick', out, { root, png: false, specs: SPECS, log: () => undefined });
+  for (const f of ['report.html', 'summary.json', 'tables/table1-id.csv', 'tables/table1-id.md', 'tables/table-lr.html']) {
+    assert.ok(fs.existsSync(path.join(out, f)), f);
+  }
+  const summary = JSON.parse(fs.readFileSync(path.join(out, 'summary.json'), 'utf8'));
+  assert.deepEqual(Object.keys(summary.tables), built.tables.map((t) => t.id));
+  assert.equal(summary.tables['table1-id'].raw[1].values.average.n, 2);
+  await assert.rejects(buildReport('full', out, { root, png: false, specs: SPECS }), /no finished runs under/);
+});
