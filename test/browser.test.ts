@@ -3,7 +3,7 @@
 // table in the outputs and save a screenshot to artifacts/browser/notebook.png.
 //
 // Skipped when /usr/bin/chromium is absent (Debian: apt-get install -y chromium).
-// TOOLRL_BROWSER_NOTEBOOK picks the notebook (default notebooks/99-display-check.ipynb).
+// TOOLRL_BROWSER_NOTEBOOK picks the notebook (default notebooks/02-vanilla-rl.ipynb).
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -18,7 +18,7 @@ import { chromium, Browser, Page } from "playwright-core";
 
 const ROOT = path.resolve(__dirname, "..");
 const CHROMIUM = process.env.TOOLRL_CHROMIUM ?? "/usr/bin/chromium";
-const NOTEBOOK = process.env.TOOLRL_BROWSER_NOTEBOOK ?? "notebooks/99-display-check.ipynb";
+const NOTEBOOK = process.env.TOOLRL_BROWSER_NOTEBOOK ?? "notebooks/02-vanilla-rl.ipynb";
 const OUT_DIR = path.join(ROOT, "artifacts", "browser");
 const SCREENSHOT = path.join(OUT_DIR, "notebook.png");
 const CHROMIUM_ARGS = [

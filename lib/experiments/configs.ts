@@ -178,9 +178,10 @@ EXPERIMENTS.push(
 
 /**
  * The learning-rate sweep of vanilla GRPO (DESIGN B: report every rate, including those that do not collapse).
- * The sweep's row at RL_LR is vanilla-rl itself (its `sweepLr`), so these are the other rates.
+ * The sweep's point at RL_LR is vanilla-rl itself (its `sweepLr`), so the configs below are the other rates.
  */
-export const LR_SWEEP = [RL_LR / 10, RL_LR / 3, RL_LR * 3];
+export const LR_SWEEP_RATES = [3e-5, 1e-4, 3e-4, 1e-3];
+export const LR_SWEEP = LR_SWEEP_RATES.filter((lr) => lr !== RL_LR);
 for (const lr of LR_SWEEP) {
   EXPERIMENTS.push({
     name: `vanilla-rl-lr${lr.toExponential(0).replace('+', '')}`, label: `lr ${lr.toExponential(0)}`, group: 'lr-sweep', sweepLr: lr,

@@ -6,13 +6,16 @@
  *    of a JSON call, so the next-token probe of A.5 (p(`{"`) vs p(`<|im_end|>`) vs p(`<tool_call>`)) is
  *    well defined;
  * 2. digits are one token each, so numbers in arguments are spelled, not memorised;
- * 3. underscores split words (`send_message` -> `send`, `_`, `message`), so a function name never seen in
- *    training (content-OOD) is still made of known words.
+ * 3. an identifier joined by underscores is ONE token (`send_message`, `file_name`): emitting a function or
+ *    argument name is then a single choice, copied from the tool list, instead of a sequence of word tokens
+ *    that a small model blends into names that do not exist (`place_order_order_history`: what an earlier
+ *    underscore-splitting tokenizer gave us, with a base model near 0% accuracy).
  *
  * Pre-tokenization is greedy, left to right; at each position the FIRST rule that matches wins:
  *   1. one of the 8 special tags (literal);
  *   2. a multi-character JSON punctuation piece (longest first): `": "`, `"}}`, `{"`, ...;
- *   3. a word `[A-Za-z]+`, with at most ONE leading space merged into it (` word` and `word` are distinct);
+ *   3. a word `[A-Za-z]+(_[A-Za-z]+)*` (letters, underscore-joined), with at most ONE leading space merged
+ *      into it (` word` and `word` are distinct);
  *   4. a digit;
  *   5. any other single character (one code point).
  * The vocabulary is `<pad>`, `<unk>`, the tags, the punctuation pieces, digits, printable ASCII and `\n`
@@ -29,7 +32,18 @@ import { PAD, UNK, SPECIAL_TOKENS } from './tokens';
  */
 export const PUNCT_PIECES: readonly string[] = ['": "', '", "', '"}}', '": ', ', "', '{"', '"}', '}}', '["', '"]'];
 
-const WORD_RE = /^ ?[A-Za-z]+$/;
+const WORD_RE = /^ ?[A-Za-z]+(_[A-Za-z]+)*$/;
+
+/** The parts of an underscore-joined identifier (` set_time` -> ` set`, `_`, `time`); other pieces unchanged. */
+export function identifierParts(piece: string): string[] {
+  if (!WORD_RE.test(piece) || piece.indexOf('_') < 0) return [piece];
+  const out: string[] = [];
+  piece.split('_').forEach((w, i) => {
+    if (i > 0) out.push('_');
+    out.push(w);
+  });
+  return out;
+}
 
 function isLetter(code: number): boolean {
   return (code >= 65 && code <= 90) || (code >= 97 && code <= 122);
@@ -85,7 +99,8 @@ export function pretokenize(text: string): string[] {
     const wordStart = c === 32 && i + 1 < n && isLetter(text.charCodeAt(i + 1)) ? i + 1 : isLetter(c) ? i : -1;
     if (wordStart >= 0) {
       let j = wordStart + 1;
-      while (j < n && isLetter(text.charCodeAt(j))) j++;
+      // letters, and underscores that join two letter runs
+      while (j < n && (isLetter(text.charCodeAt(j)) || (text.charCodeAt(j) === 95 && j + 1 < n && isLetter(text.charCodeAt(j + 1))))) j++;
       out.push(text.slice(i, j));
       i = j;
       continue;
@@ -140,14 +155,20 @@ export class Tokenizer {
 
   /**
    * Build a vocabulary: the base pieces plus every word piece (` word` / `word`) seen at least `minCount`
-   * times in `texts`, sorted by code unit so the same corpus always gives the same ids.
+   * times in `texts`, sorted by code unit so the same corpus always gives the same ids. With `identifiers`,
+   * an underscore-joined identifier gets a token of its own only if it is in that set (the identifiers of
+   * the training text); any other enters as its parts (` set`, `_`, `reminder`), so the held-out family's
+   * function names are spelled from known words instead of never-trained tokens.
    */
-  static fromTexts(texts: Iterable<string>, opts: { minCount?: number } = {}): Tokenizer {
+  static fromTexts(texts: Iterable<string>, opts: { minCount?: number; identifiers?: Set<string> } = {}): Tokenizer {
     const minCount = opts.minCount ?? 1;
     const counts = new Map<string, number>();
+    const add = (p: string) => counts.set(p, (counts.get(p) ?? 0) + 1);
     for (const text of texts) {
       for (const p of pretokenize(text)) {
-        if (WORD_RE.test(p)) counts.set(p, (counts.get(p) ?? 0) + 1);
+        if (!WORD_RE.test(p)) continue;
+        if (opts.identifiers && p.indexOf('_') >= 0 && !opts.identifiers.has(p.trim())) identifierParts(p).forEach(add);
+        else add(p);
       }
     }
     const base = basePieces();
@@ -158,6 +179,13 @@ export class Tokenizer {
     });
     words.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     return new Tokenizer(base.concat(words));
+  }
+
+  /** The underscore-joined identifiers of some texts (without leading space), for fromTexts' `identifiers`. */
+  static identifiersOf(texts: Iterable<string>): Set<string> {
+    const out = new Set<string>();
+    for (const text of texts) for (const p of pretokenize(text)) if (p.indexOf('_') >= 0 && WORD_RE.test(p)) out.add(p.trim());
+    return out;
   }
 
   static fromJSON(obj: unknown): Tokenizer {
@@ -177,27 +205,38 @@ export class Tokenizer {
   }
 
   /**
-   * Text -> ids. A piece outside the vocabulary becomes `<unk>`, with one fallback: ` word` missing but `word`
-   * known is spelled as ` ` + `word` (so a vocabulary built with minCount > 1 still round-trips common words).
+   * Text -> ids. A piece outside the vocabulary falls back, in order: ` word` missing but `word` known is
+   * spelled ` ` + `word` (so a vocabulary built with minCount > 1 still round-trips common words); an unknown
+   * identifier is spelled from its parts (`set_reminder_time` -> `set` `_` `reminder` `_` `time`); whatever
+   * is still unknown becomes `<unk>`.
    */
   encode(text: string): number[] {
     const out: number[] = [];
-    for (const p of pretokenize(text)) {
-      const id = this.ids.get(p);
-      if (id !== undefined) {
-        out.push(id);
-        continue;
-      }
-      if (p.length > 1 && p.charCodeAt(0) === 32) {
-        const bare = this.ids.get(p.slice(1));
-        if (bare !== undefined) {
-          out.push(this.ids.get(' ')!, bare);
-          continue;
-        }
-      }
-      out.push(this.unkId);
-    }
+    for (const p of pretokenize(text)) this.encodePiece(p, out);
     return out;
+  }
+
+  private encodePiece(p: string, out: number[]): boolean {
+    const id = this.ids.get(p);
+    if (id !== undefined) {
+      out.push(id);
+      return true;
+    }
+    if (p.length > 1 && p.charCodeAt(0) === 32) {
+      const bare = this.ids.get(p.slice(1));
+      if (bare !== undefined) {
+        out.push(this.ids.get(' ')!, bare);
+        return true;
+      }
+    }
+    const parts = identifierParts(p);
+    if (parts.length > 1) {
+      let ok = true;
+      for (const q of parts) ok = this.encodePiece(q, out) && ok;
+      return ok;
+    }
+    out.push(this.unkId);
+    return false;
   }
 
   /** Ids -> text. `<pad>` decodes to '' (it is not text); `<unk>` decodes to the literal '<unk>'. */
@@ -229,14 +268,15 @@ export class Tokenizer {
     return this.pieces[id];
   }
 
-  /** The distinct pieces of `text` that would encode to `<unk>`, in order of first appearance. */
+  /** The distinct pieces of `text` that would encode to (or contain) `<unk>`, in order of first appearance. */
   unknownPieces(text: string): string[] {
     const seen = new Set<string>();
     const out: string[] = [];
+    const scratch: number[] = [];
     for (const p of pretokenize(text)) {
-      if (this.ids.has(p)) continue;
-      if (p.length > 1 && p.charCodeAt(0) === 32 && this.ids.has(p.slice(1))) continue;
-      if (!seen.has(p)) {
+      if (this.ids.has(p) || seen.has(p)) continue;
+      scratch.length = 0;
+      if (!this.encodePiece(p, scratch)) {
         seen.add(p);
         out.push(p);
       }

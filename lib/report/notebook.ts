@@ -11,7 +11,7 @@
 import type { Message } from "../format/types";
 import type { Tokenizer } from "../format/tokenizer";
 import { CONTROL_TOKENS, JSON_OPEN } from "../format/tokens";
-import { showHtml } from "./display";
+import { showHtml, liveProgress } from "./display";
 import { escapeHtml } from "./plotly";
 
 /** Same test as display.ts: tslab's global, or the env var our kernelspec sets. */
@@ -110,4 +110,195 @@ export function showTokens(tokenizer: Tokenizer, text: string, opts: { title?: s
   });
   const head = titleHtml(`${opts.title ? opts.title + ": " : ""}${ids.length} tokens for ${text.length} characters`);
   showHtml(`${CSS}<div class="toolrl-chat">${head}<div>${boxes.join("")}</div></div>`);
+}
+
+// ---- results-store views for notebooks 02-12 ---------------------------------------------------
+//
+//   openResults(loadResults, root, preset)  load the store; a broken one is reported and read as empty
+//   requireRuns(store, configs)             the finished experiments among `configs`; prints how to make the rest
+//   subStore(store, configs)                the store restricted to `configs` (for figures.ts / tables.ts)
+//   showReportTable(table)                  a tables.ts ReportTable with its notes (HTML, or text outside a kernel)
+//   rlSummaryRows(experiments)              one display row per seed of each run's summary.rl
+//   shadeSftPhases(figure, records)         grey bands where a run's SFT phases sit on the global-step axis
+//
+// They only select and lay out what lib/ computed; nothing here changes a number. They are typed
+// structurally (no import of results.ts / tables.ts), so notebooks that never read the store do not pay
+// for type-checking the experiment runner and danfojs when this file loads.
+
+import type { MetricRecord } from "../train/metrics";
+import type { PlotlyFigure } from "./plotly";
+import { tableHtml, tableText } from "./table";
+
+/** The parts of lib/report/results.ts's ExperimentResults these helpers read. */
+export interface ExperimentLike {
+  spec: { name: string; label: string };
+  seeds: {
+    seed: number;
+    summary: {
+      eval: { id?: { mean: number } };
+      rl: null | {
+        steps: number; peakValAccuracy: number; peakStep: number | null; finalValAccuracy: number;
+        collapseStep: number | null; finalReward: number; finalStates: Record<string, number>;
+        finalProbe: { pImEnd: number };
+      };
+    };
+  }[];
+}
+
+/** The parts of lib/report/results.ts's ResultsStore these helpers read. */
+export interface StoreLike<E extends ExperimentLike = ExperimentLike> {
+  preset: string;
+  root: string;
+  experiments: E[];
+  incomplete: string[];
+  unknown: string[];
+}
+
+/** The parts of lib/report/tables.ts's ReportTable shown. */
+export interface TableLike {
+  title: string;
+  columns: string[];
+  rows: string[][];
+  notes: string[];
+}
+
+/** The command that fills the store with `configs` (all of the study when omitted). */
+export function reproduceCommand(preset: string, root: string, configs?: string[]): string {
+  const parts = ["npx toolrl reproduce", `--preset ${preset}`];
+  if (root !== "data/results") parts.push(`--results ${root}`);
+  if (configs && configs.length) parts.push(`--only ${configs.join(",")}`);
+  return parts.join(" ");
+}
+
+/**
+ * `load(preset, root)` (pass lib/report/results.ts's loadResults), printing a one-line overview. A broken
+ * file is reported (with the name loadResults gives it) and the store is read as empty: the notebook goes on.
+ */
+export function openResults<S extends StoreLike>(load: (preset: string, root: string) => S, root: string, preset: string): S {
+  let store: S;
+  try {
+    store = load(preset, root);
+  } catch (e) {
+    console.log(`Could not read the results store ${root}/${preset}: ${(e as Error).message}`);
+    return { preset, root, experiments: [], incomplete: [], unknown: [] } as unknown as S;
+  }
+  const runs = store.experiments.reduce((a, e) => a + e.seeds.length, 0);
+  if (!runs) {
+    console.log(`No finished runs under ${root}/${preset}. Run \`${reproduceCommand(preset, root)}\` to create them; ` +
+      "the cells that need them print a note and skip.");
+  } else {
+    console.log(`Results store ${root}/${preset}: ${runs} finished run(s) of ${store.experiments.length} experiment(s)` +
+      (store.incomplete.length ? `; not finished: ${store.incomplete.join(", ")}` : ""));
+  }
+  return store;
+}
+
+/** The finished experiments among `configs` (in the order given); prints the command for the missing ones. */
+export function requireRuns<E extends ExperimentLike>(store: StoreLike<E>, configs: string[]): E[] {
+  const found = configs.map((c) => store.experiments.find((e) => e.spec.name === c)).filter((e): e is E => e !== undefined);
+  const missing = configs.filter((c) => !found.some((e) => e.spec.name === c));
+  if (missing.length) {
+    console.log(`Missing in ${store.root}/${store.preset}: ${missing.join(", ")}. ` +
+      `Create with \`${reproduceCommand(store.preset, store.root, missing)}\`` +
+      (found.length ? "; showing what is there." : "; skipping this cell."));
+  }
+  return found;
+}
+
+/** `store` with only the experiments named in `configs`, in the order given. */
+export function subStore<S extends StoreLike>(store: S, configs: string[]): S {
+  type E = S["experiments"][number];
+  const experiments = configs.map((c) => store.experiments.find((e) => e.spec.name === c)).filter((e): e is E => e !== undefined);
+  return { ...store, experiments };
+}
+
+/** A ReportTable (lib/report/tables.ts) with its notes, as report.html shows it. */
+export function showReportTable(t: TableLike): void {
+  const rows = t.rows.map((r) => Object.fromEntries(t.columns.map((c, j) => [c, r[j]])));
+  if (!inKernel()) {
+    console.log(rows.length ? tableText(rows, { caption: t.title }) : `${t.title}\n(no finished runs)`);
+    return;
+  }
+  const notes = t.notes.length
+    ? `<ul style="font-size:12px;color:#555">${t.notes.map((n) => `<li>${escapeHtml(n)}</li>`).join("")}</ul>`
+    : "";
+  showHtml(tableHtml(rows.length ? rows : [{ [t.columns[0] ?? "method"]: "(no finished runs)" }], { caption: t.title }) + notes);
+}
+
+const pct = (v: number | null | undefined): string => (typeof v === "number" && Number.isFinite(v) ? (v * 100).toFixed(1) : "—");
+
+/** One row per seed: the RL summary each run wrote (lib/experiments/summary.ts), in percent. */
+export function rlSummaryRows(exps: ExperimentLike[]): Record<string, string | number>[] {
+  const rows: Record<string, string | number>[] = [];
+  for (const e of exps) {
+    for (const s of e.seeds) {
+      const rl = s.summary.rl;
+      if (!rl) {
+        rows.push({ method: e.spec.label, seed: s.seed, "RL steps": 0, "ID eval %": pct(s.summary.eval.id?.mean) });
+        continue;
+      }
+      rows.push({
+        method: e.spec.label,
+        seed: s.seed,
+        "RL steps": rl.steps,
+        "peak val %": pct(rl.peakValAccuracy),
+        "peak at": rl.peakStep ?? "—",
+        "final val %": pct(rl.finalValAccuracy),
+        "collapse step": rl.collapseStep ?? "none",
+        "final reward %": pct(rl.finalReward),
+        "healthy call %": pct(rl.finalStates.healthyCall),
+        "healthy response %": pct(rl.finalStates.healthyResponse),
+        "pollution %": pct(rl.finalStates.pollution),
+        "full collapse %": pct(rl.finalStates.fullCollapse),
+        "p(<|im_end|>)": rl.finalProbe.pImEnd.toFixed(3),
+        "ID eval %": pct(s.summary.eval.id?.mean),
+      });
+    }
+  }
+  return rows;
+}
+
+/**
+ * Grey bands over the global steps of a run's SFT records (phase 'sft'): where the interleaved schemes
+ * (and the collapse guard) left RL for supervised steps. Returns the same figure, for chaining.
+ */
+export function shadeSftPhases(fig: PlotlyFigure, records: MetricRecord[], label = "SFT"): PlotlyFigure {
+  const steps = records.filter((r) => r.phase === "sft" && typeof r.globalStep === "number")
+    .map((r) => r.globalStep as number).sort((a, b) => a - b);
+  const bands: [number, number][] = [];
+  for (const s of steps) {
+    const last = bands[bands.length - 1];
+    if (last && s <= last[1] + 1) last[1] = s;
+    else bands.push([s, s]);
+  }
+  const shapes = ((fig.layout.shapes as unknown[] | undefined) ?? []).slice();
+  const annotations = ((fig.layout.annotations as unknown[] | undefined) ?? []).slice();
+  for (const [a, b] of bands) {
+    shapes.push({ type: "rect", xref: "x", yref: "paper", x0: a - 0.5, x1: b + 0.5, y0: 0, y1: 1,
+      fillcolor: "rgba(120,120,120,0.15)", line: { width: 0 }, layer: "below" });
+    annotations.push({ xref: "x", yref: "paper", x: (a + b) / 2, y: 1, yanchor: "bottom", text: label, showarrow: false,
+      font: { size: 10, color: "#666" } });
+  }
+  fig.layout.shapes = shapes;
+  fig.layout.annotations = annotations;
+  return fig;
+}
+
+/**
+ * liveProgress (display.ts) wired for runExperiment's `onStep`: one chart per run of `metrics` over the RL
+ * steps of all its stages, counted 1, 2, 3, ... (the records' own `step` restarts at each RL stage).
+ * runExperiment is synchronous, so in a browser the chart appears with its final state when the run ends.
+ */
+export function liveRunProgress(title: string, metrics: string[] = ["reward", "pImEnd", "fullCollapse", "valAccuracy"]):
+  { onStep: (rec: MetricRecord) => void; done: () => void } {
+  const live = liveProgress({ title, metrics, xTitle: "RL step (all stages)" });
+  let n = 0;
+  return {
+    onStep: (rec: MetricRecord) => {
+      const values: Record<string, number> = {};
+      for (const m of metrics) if (typeof rec[m] === "number") values[m] = rec[m] as number;
+      live.update(++n, values);
+    },
+    done: () => live.done(),
+  };
 }
