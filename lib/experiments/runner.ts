@@ -16,14 +16,15 @@ import { GPT } from '../model/gpt';
 import { defaultGPTConfig } from '../model/config';
 import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint';
 import { loadTokenizer, Tokenizer } from '../format/tokenizer';
-import { Task, CATEGORIES } from '../envs/task';
+import { Task, CATEGORIES, TRAIN_CATEGORIES } from '../envs/task';
+import { generateTasks, taskContentKey } from '../envs/generator';
 import { loadTasks, loadCorpus } from '../envs/data';
 import { teacherTrajectory } from '../envs/teacher';
 import { encodeConversation, TrainingSequence } from '../train/encode';
 import { evaluateModel, EvalResult } from '../train/evaluate';
 import { MetricsLog, readMetrics, MetricRecord } from '../train/metrics';
 import { ProgressBar } from '../cli/progress';
-import { ExperimentSpec, StageSpec } from './spec';
+import { ExperimentSpec, SFTData, StageSpec } from './spec';
 import { Preset } from './presets';
 import { applyOverrides } from './overrides';
 import { getExperiment } from './configs';
@@ -89,11 +90,19 @@ function initialModel(spec: ExperimentSpec, tok: Tokenizer, opts: RunOptions): {
   return { model: loadCheckpoint(dir, { expectVocabFingerprint: tok.fingerprint }).model, source: dir };
 }
 
-function sftData(kind: 'corpus' | 'teacher-train', tok: Tokenizer, preset: Preset, dataDir: string): TrainingSequence[] {
+/** Seed of the world-sample tasks (distinct from the splits' seeds, and deduplicated against them). */
+export const WORLD_SAMPLE_SEED = 7_000_001;
+
+function sftData(kind: SFTData, tok: Tokenizer, preset: Preset, dataDir: string, count = 0): TrainingSequence[] {
   if (kind === 'corpus') {
     let convs = loadCorpus(dataDir);
     if (preset.corpusLimit > 0) convs = convs.slice(0, preset.corpusLimit);
     return convs.map((c) => encodeConversation(tok, c));
+  }
+  if (kind === 'world-sample') {
+    const avoid = new Set(loadTasks('train', dataDir).concat(loadTasks('test', dataDir)).map(taskContentKey));
+    return TRAIN_CATEGORIES.flatMap((c) => generateTasks(c, count, WORLD_SAMPLE_SEED, { idPrefix: 'instruct', avoid }))
+      .map((t) => encodeConversation(tok, teacherTrajectory(t, { syntax: 'json' })));
   }
   let tasks = loadTasks('train', dataDir);
   if (preset.trainTaskLimit > 0) tasks = perCategory(tasks, Math.ceil(preset.trainTaskLimit / 3));
@@ -140,7 +149,7 @@ export function runExperiment(spec: ExperimentSpec, opts: RunOptions): RunSummar
       const stage: StageSpec = stages[si];
       if (resume && si < resume.stage) continue;
       if (resume && si === resume.stage) ctx.globalStep = resume.globalStepBase;
-      if (stage.kind === 'sft') runSFT(ctx, si, sftData(stage.data, tok, opts.preset, dataDir), stage.config, 'sft');
+      if (stage.kind === 'sft') runSFT(ctx, si, sftData(stage.data, tok, opts.preset, dataDir, stage.count), stage.config, 'sft');
       else if (stage.kind === 'sft-interleaved') runInterleavedSFT(ctx, si, stage);
       else runGRPO(ctx, si, stage);
     }

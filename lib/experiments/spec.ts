@@ -19,6 +19,11 @@ export type InitFrom =
 export type SFTData =
   /** The general tool-use corpus (the ToolACE stand-in). */
   | 'corpus'
+  /**
+   * Teacher conversations of freshly generated world tasks that are in neither the train nor the test split
+   * (`count` per training category): the few in-domain multi-turn dialogues an instruct model has seen.
+   */
+  | 'world-sample'
   /** Teacher trajectories of the training tasks (FCL-SFT). */
   | 'teacher-train';
 
@@ -44,7 +49,7 @@ export interface GuardSpec {
 }
 
 export type StageSpec =
-  | { kind: 'sft'; data: SFTData; config: Partial<SFTConfig> }
+  | { kind: 'sft'; data: SFTData; config: Partial<SFTConfig>; count?: number }
   | { kind: 'grpo'; config: Partial<GRPOConfig>; signal?: SignalSpec; guard?: GuardSpec }
   /** An interleaved SFT phase built from the previous RL stage's last `lastSteps` steps (ETS or PRS+ETS). */
   | { kind: 'sft-interleaved'; source: 'ets' | 'prs'; lastSteps: number; config: Partial<SFTConfig> };

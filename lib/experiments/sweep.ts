@@ -214,6 +214,7 @@ export function planJobs(preset: Preset | string, opts: PlanOptions = {}): Sweep
     seen.add(key);
     jobs.push({ config: s.name, seed, preset: p.name, out: resultsDir(p.name, s.name, seed, opts.root) });
   };
-  for (const s of selected) for (const seed of p.seeds) add(s, seed, []);
+  // seed-major: every config of seed 1 first, so an interrupted study still has one complete seed
+  for (const seed of p.seeds) for (const s of selected) add(s, seed, []);
   return jobs;
 }
