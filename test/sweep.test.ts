@@ -44,7 +44,7 @@ const tmpRoot = () => fs.mkdtempSync(path.join(os.tmpdir(), 'toolrl-sweep-'));
 
 test('planJobs: non-base configs x seeds, each preceded by its init run', () => {
   const root = tmpRoot();
-  assert.deepEqual(planJobs(PRESET, { specs: SPECS, root }).map(name), ['sft#1', 'sft#2', 'sft-rl#1', 'sft-rl#2', 'rl#1', 'rl#2']);
+  assert.deepEqual(planJobs(PRESET, { specs: SPECS, root }).map(name), ['sft#1', 'sft-rl#1', 'rl#1', 'sft#2', 'sft-rl#2', 'rl#2']); // seed-major
   const only = planJobs(PRESET, { specs: SPECS, root, only: ['sft-rl'] });
   assert.deepEqual(only.map(name), ['sft#1', 'sft-rl#1', 'sft#2', 'sft-rl#2']);
   assert.equal(only[1].out, path.join(root, 'smoke', 'sft-rl', 'seed-1'));
