@@ -112,7 +112,7 @@ const run: Command = {
     const out = (args.out as string | undefined) ?? resultsDir(preset.name, spec.name, seed);
     await initBackend({ backend: args.backend as string | undefined, verbose: true });
     const summary = runExperiment(spec, { preset, seed, out, overrides, resume: Boolean(args.resume), dataDir: args.data as string });
-    process.stdout.write(`wrote ${path.join(out, 'summary.json')}\n`);
+    process.stdout.write(`wrote ${path.relative(process.cwd(), path.join(out, 'summary.json')) || 'summary.json'}\n`);
     const id = summary.eval.id;
     if (id) process.stdout.write(`ID mean accuracy ${id.mean.toFixed(3)}\n`);
     if (summary.rl) {
