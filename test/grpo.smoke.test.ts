@@ -44,11 +44,13 @@ test('a 3-step GRPO smoke run logs every instrument and writes the summary', () 
   assert.equal(recs.length, 3);
   for (const k of ['reward', 'zeroRewardGroups', 'entropy', 'kl', 'clipFrac', 'gradNorm', 'rolloutTokensPerS', 'trainTokensPerS',
     'pJsonOpen', 'pImEnd', 'pToolCall', 'selfJsonOpen', 'otherJsonOpen', 'selfImEnd', 'otherImEnd', 'selfToolCall', 'otherToolCall',
-    'healthyCall', 'healthyResponse', 'pollution', 'fullCollapse']) {
+    'pTopOther', 'healthyCall', 'healthyResponse', 'pollution', 'fullCollapse']) {
     for (const r of recs) assert.equal(typeof r[k], 'number', `${k} missing`);
   }
   const p = recs[0];
-  assert.ok((p.pJsonOpen as number) + (p.pImEnd as number) + (p.pToolCall as number) <= 1 + 1e-6);
+  assert.ok((p.pJsonOpen as number) + (p.pImEnd as number) + (p.pToolCall as number) + (p.pTopOther as number) <= 1 + 1e-6);
+  assert.equal(typeof p.probeTopOther, 'string');
+  assert.ok(!['{"', '<|im_end|>', '<tool_call>'].includes(p.probeTopOther as string), 'the top other token is none of the three');
   assert.equal(typeof recs[2].valAccuracy, 'number', 'validation at the last step');
   const shares = ['healthyCall', 'healthyResponse', 'pollution', 'fullCollapse'].reduce((a, k) => a + (p[k] as number), 0);
   assert.ok(Math.abs(shares - 1) < 1e-6);

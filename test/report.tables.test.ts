@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ExperimentSpec } from '../lib/experiments/spec';
 import { loadResults, ResultsStore } from '../lib/report/results';
-import { accuracyTable, oodTable, lrTable, stateTable, collapseCell } from '../lib/report/tables';
+import { accuracyTable, oodTable, lrTable, stateTable, capabilityTable, collapseCell } from '../lib/report/tables';
 import { toCSV, toMarkdown, toHtml, toText } from '../lib/report/render';
 import { valAccuracyFigure, rewardFigure, probeFigure, gradSplitFigure, methodRuns, meanCurve } from '../lib/report/figures';
 import { buildReport } from '../lib/report/build';
@@ -50,9 +50,9 @@ function fixture(): { root: string; store: ResultsStore } {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'toolrl-tables-'));
   writeRun(root, 'fcl-sft', 1, { eval: { id: evalOf([0.5, 0.4, 0.3, 0.2]) }, rl: null },
     [{ phase: 'sft', globalStep: 1, loss: 2 }, { phase: 'sft-val', globalStep: 1, valAccuracy: 0.3 }]);
-  writeRun(root, 'vanilla-rl', 1, { eval: { id: evalOf([0.1, 0.2, 0.3, 0.0], 0.6), format_ood: evalOf([0.05, 0.05, 0.05, 0.05]),
+  writeRun(root, 'vanilla-rl', 1, { eval: { id: evalOf([0.1, 0.2, 0.3, 0.0], 0.6), id_constrained: evalOf([0.3, 0.4, 0.5, 0.2]), format_ood: evalOf([0.05, 0.05, 0.05, 0.05]),
     content_ood: evalOf([0, 0, 0, 0]) }, rl: rl(0.4, 0.1, 35, 0.8) }, [grpo(1, null, 0.2), grpo(5, 0.4, 0.3), grpo(10, 0.1, 0.1)]);
-  writeRun(root, 'vanilla-rl', 2, { eval: { id: evalOf([0.3, 0.2, 0.1, 0.2], 0.4), format_ood: evalOf([0.15, 0.15, 0.15, 0.15]),
+  writeRun(root, 'vanilla-rl', 2, { eval: { id: evalOf([0.3, 0.2, 0.1, 0.2], 0.4), id_constrained: evalOf([0.4, 0.2, 0.1, 0.3]), format_ood: evalOf([0.15, 0.15, 0.15, 0.15]),
     content_ood: evalOf([0.1, 0.1, 0.1, 0.1]) }, rl: rl(0.6, 0.5, null, 0.6) }, [grpo(1, null, 0.4), grpo(5, 0.6, 0.5), grpo(10, 0.5, 0.3)]);
   writeRun(root, 'lr-a', 1, { eval: { id: evalOf([0.1, 0.1, 0.1, 0.1]) }, rl: rl(0.4, 0.1, 35, 0.8) }, [grpo(5, 0.4, 0.2)]);
   writeRun(root, 'lr-a', 2, { eval: { id: evalOf([0.1, 0.1, 0.1, 0.1]) }, rl: rl(0.6, 0.5, null, 0.6) }, [grpo(5, 0.6, 0.2)]);
@@ -124,6 +124,15 @@ test('state table: eval states for every method, RL states only for RL runs', ()
   assert.equal(row(t, 'L-vanilla-rl')('eval full collapse'), '50.0 ± 14.1'); // 0.6, 0.4
   assert.equal(row(t, 'L-vanilla-rl')('RL full collapse'), '70.0 ± 14.1');
   assert.equal(row(t, 'L-fcl-sft')('RL full collapse'), '—');
+});
+
+test('capability table: free vs constrained ID average and their per-seed difference, only runs with both', () => {
+  const t = capabilityTable(fixture().store);
+  assert.deepEqual(t.rows.map((r) => r[0]), ['L-vanilla-rl']);
+  const v = row(t, 'L-vanilla-rl');
+  assert.equal(v('free'), '17.5 ± 3.5'); // 0.15, 0.20
+  assert.equal(v('constrained'), '30.0 ± 7.1'); // 0.35, 0.25
+  assert.equal(v('constrained − free'), '12.5 ± 10.6'); // 0.20, 0.05
 });
 
 test('CSV, Markdown, HTML and text shapes', () => {

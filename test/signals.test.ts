@@ -88,7 +88,7 @@ test('ETS and PRS: SFT phases between RL stages, built from the last RL steps', 
 
 test('collapse guard: crossing a threshold starts an SFT phase and a fresh optimizer', () => {
   const r = run('guard', [{ kind: 'grpo', config: { ...small, steps: 3 },
-    guard: { pImEnd: 0, fullCollapse: 0, minGap: 1, maxPhases: 1, lastSteps: 10, sft: { lr: 1e-3, epochs: 1, batchSize: 8 } } }]);
+    guard: { pImEnd: 0, pJsonOpen: 0, fullCollapse: 0, minGap: 1, maxPhases: 1, lastSteps: 10, sft: { lr: 1e-3, epochs: 1, batchSize: 8 } } }]);
   const g = r.metrics.filter((m) => m.phase === 'guard');
   assert.equal(g.length, 1, 'maxPhases caps the phases');
   assert.equal(g[0].step, 1);

@@ -48,6 +48,7 @@ test('planJobs: non-base configs x seeds, each preceded by its init run', () => 
   const only = planJobs(PRESET, { specs: SPECS, root, only: ['sft-rl'] });
   assert.deepEqual(only.map(name), ['sft#1', 'sft-rl#1', 'sft#2', 'sft-rl#2']);
   assert.equal(only[1].out, path.join(root, 'smoke', 'sft-rl', 'seed-1'));
+  assert.deepEqual(planJobs(PRESET, { specs: SPECS, root, only: ['rl'], seeds: [2] }).map(name), ['rl#2']);
   assert.throws(() => planJobs(PRESET, { specs: SPECS, only: ['nope'] }), /--only: unknown config "nope"/);
 });
 

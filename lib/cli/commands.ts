@@ -88,6 +88,7 @@ const run: Command = {
       set: { kind: 'list', help: 'override a config field: --set grpo.lr=3e-4 (repeatable)' },
       out: { kind: 'string', help: 'output folder (default data/results/<preset>/<config>/seed-<n>)' },
       resume: { kind: 'flag', help: 'continue a killed run from OUT/resume/' },
+      init: { kind: 'string', help: 'start from this checkpoint folder instead of the config\'s initial policy' },
       list: { kind: 'flag', help: 'list the experiment configs and exit' },
       backend: { kind: 'string', choices: ['tensorflow', 'wasm', 'cpu'], help: 'tfjs backend (default: automatic)' },
       data: { kind: 'string', help: 'data folder', default: 'data' },
@@ -111,7 +112,8 @@ const run: Command = {
     const overrides = parseOverrides(args.set as string[]);
     const out = (args.out as string | undefined) ?? resultsDir(preset.name, spec.name, seed);
     await initBackend({ backend: args.backend as string | undefined, verbose: true });
-    const summary = runExperiment(spec, { preset, seed, out, overrides, resume: Boolean(args.resume), dataDir: args.data as string });
+    const summary = runExperiment(spec, { preset, seed, out, overrides, resume: Boolean(args.resume),
+      initCheckpoint: args.init as string | undefined, dataDir: args.data as string });
     process.stdout.write(`wrote ${path.relative(process.cwd(), path.join(out, 'summary.json')) || 'summary.json'}\n`);
     const id = summary.eval.id;
     if (id) process.stdout.write(`ID mean accuracy ${id.mean.toFixed(3)}\n`);

@@ -23,10 +23,10 @@ function reportDir(args: Record<string, unknown>, preset: string, root: string):
   return (args.out as string | undefined) ?? path.join(root, preset, 'report');
 }
 
-/** The tables the terminal shows: Table 1, Table 2, and the LR sweep when it has rows. */
+/** The tables the terminal shows: Table 1, Table 2, and the LR sweep and capability probe when they have rows. */
 async function printTables(built: BuiltReport, out: string): Promise<void> {
   const { toText } = await import('../report/render');
-  for (const id of ['table1-id', 'table2-ood', 'table-lr']) {
+  for (const id of ['table1-id', 'table2-ood', 'table-lr', 'table-capability']) {
     const t = built.tables.find((x: ReportTable) => x.id === id);
     if (t) process.stdout.write('\n' + toText(t) + '\n');
   }
@@ -47,6 +47,7 @@ export const reproduceCommand: Command = {
     options: {
       ...common,
       only: { kind: 'string', help: 'comma-separated configs (plus what they start from), e.g. vanilla-rl,ets' },
+      seeds: { kind: 'string', help: 'comma-separated seeds (default: the preset\'s), e.g. 1' },
       force: { kind: 'flag', help: 're-run jobs whose summary.json exists' },
       jobs: { kind: 'number', help: 'runs at once (one per core)', default: 2 },
       backend: { kind: 'string', choices: ['tensorflow', 'wasm', 'cpu'], help: 'tfjs backend of the runs (default: automatic)' },
@@ -58,15 +59,19 @@ export const reproduceCommand: Command = {
     const jobsN = args.jobs as number;
     if (!Number.isInteger(jobsN) || jobsN < 1) throw new UsageError(`reproduce: --jobs must be an integer >= 1, got ${jobsN}`);
     const only = args.only === undefined ? undefined : String(args.only).split(',').map((s) => s.trim()).filter(Boolean);
+    const seeds = args.seeds === undefined ? undefined : String(args.seeds).split(',').map((x) => Number(x.trim()));
+    if (seeds && !seeds.every((x) => Number.isInteger(x) && x >= 1)) {
+      throw new UsageError(`reproduce: --seeds must be integers >= 1, got ${args.seeds}`);
+    }
     const { planJobs, runSweep } = await loadSweep();
     let jobs;
     try {
-      jobs = planJobs(preset, { only, root });
+      jobs = planJobs(preset, { only, seeds, root });
     } catch (e) {
       throw new UsageError(`reproduce: ${(e as Error).message}`);
     }
     process.stdout.write(`reproduce: preset ${preset.name}, ${jobs.length} run(s) (${new Set(jobs.map((j) => j.config)).size} config(s) x ` +
-      `seeds ${preset.seeds.join(', ')}), ${jobsN} at once, results under ${path.join(root, preset.name)}\n`);
+      `seeds ${(seeds ?? preset.seeds).join(', ')}), ${jobsN} at once, results under ${path.join(root, preset.name)}\n`);
     const extraArgs = args.backend ? ['--backend', args.backend as string] : [];
     const failures = await runSweep(jobs, { concurrency: jobsN, force: Boolean(args.force), extraArgs });
     const out = reportDir(args, preset.name, root);

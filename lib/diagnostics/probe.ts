@@ -21,6 +21,12 @@ export interface ProbeResult {
   pImEnd: number;
   /** Mean p(`<tool_call>`). */
   pToolCall: number;
+  /**
+   * The token outside the three with the highest mean probability, and that probability: where the mass went
+   * when p(`{"`) fell but neither control token rose (a collapse into text rather than into `<|im_end|>`).
+   */
+  topOther: string;
+  pTopOther: number;
 }
 
 /** The three probe token ids in a fixed order: `{"`, `<|im_end|>`, `<tool_call>`. */
@@ -43,8 +49,15 @@ export function runProbe(model: GPT, tokenizer: Tokenizer, contexts: number[][])
       const logits = model.append(cache, contexts); // [N, V] at each context's last token
       return tf.softmax(logits).arraySync() as number[][];
     });
-    const mean = (k: number) => probs.reduce((a, row) => a + row[ids[k]], 0) / probs.length;
-    return { pJsonOpen: mean(0), pImEnd: mean(1), pToolCall: mean(2) };
+    const meanOf = (id: number) => probs.reduce((a, row) => a + row[id], 0) / probs.length;
+    let top = -1;
+    let pTop = -1;
+    for (let id = 0; id < probs[0].length; id++) {
+      if (ids.includes(id)) continue;
+      const p = meanOf(id);
+      if (p > pTop) { top = id; pTop = p; }
+    }
+    return { pJsonOpen: meanOf(ids[0]), pImEnd: meanOf(ids[1]), pToolCall: meanOf(ids[2]), topOther: tokenizer.piece(top), pTopOther: pTop };
   } finally {
     cache.dispose();
   }

@@ -23,14 +23,15 @@ const EXPERIMENTS: ExperimentSpec[] = [
     title: 'Base "instruct" model: SFT from scratch on the general corpus',
     paper: 'Stands in for Qwen2.5-1.5B-Instruct: a policy with general tool-use skill and a little in-domain exposure ' +
       '(the paper starts every run from the released instruct checkpoint; we build ours from the ToolACE-like corpus ' +
-      'plus 300 generated world dialogues outside the train and test splits).',
+      'plus 900 generated world dialogues outside the train and test splits).',
     init: { kind: 'scratch' },
     stages: (p) => [
       { kind: 'sft', data: 'corpus', config: { lr: 3e-3, epochs: p.baseEpochs, batchSize: 16, warmupRatio: 0.05 } },
       // The corpus alone gave 0% ID accuracy (greedy; ~37% healthy calls): a 0.3M-parameter model does not
       // transfer from other APIs to multi-turn world tasks. An instruct model has seen some in-domain dialogues:
-      // 100 generated world tasks per training category, in neither the train nor the test split.
-      { kind: 'sft', data: 'world-sample', count: 100, config: { lr: 1e-3, epochs: 3, batchSize: 16, warmupRatio: 0.1 } },
+      // 300 generated world tasks per training category, in neither the train nor the test split. With 100 per
+      // category and 3 epochs the base reached 6% greedy ID accuracy and ~0 sampled reward: GRPO had no signal.
+      { kind: 'sft', data: 'world-sample', count: 300, config: { lr: 1e-3, epochs: 4, batchSize: 16, warmupRatio: 0.1 } },
     ],
   },
   {
@@ -172,12 +173,12 @@ EXPERIMENTS.push(
     name: 'guard', label: 'Collapse guard', group: 'extra',
     title: 'Beyond the paper: ETS-style SFT phases triggered by the probe or the full-collapse share',
     paper: 'Not in the paper. Same data and SFT recipe as ETS (lr SFT_LR_LOW, 2 epochs, warmup 0.3), but an SFT phase starts when ' +
-      'p(<|im_end|> after <tool_call>) >= 0.25 or the full-collapse share of a step\'s messages >= 0.25 (at most 2 phases, 10 steps apart). ' +
+      'p(<|im_end|> after <tool_call>) >= 0.25, p({" after <tool_call>) < 0.9 or the full-collapse share of a step\'s messages >= 0.25 (at most 2 phases, 10 steps apart). ' +
       'Compare with ets, its fixed-schedule counterpart.',
     init: { kind: 'checkpoint', path: BASE_CHECKPOINT },
     stages: (p) => [{
       kind: 'grpo', config: { ...rlSizes(p), lr: RL_LR, warmupSteps: 5 },
-      guard: { pImEnd: 0.25, fullCollapse: 0.25, minGap: 10, maxPhases: 2, lastSteps: 10,
+      guard: { pImEnd: 0.25, pJsonOpen: 0.9, fullCollapse: 0.25, minGap: 10, maxPhases: 2, lastSteps: 10,
         sft: { lr: SFT_LR_LOW, epochs: 2, warmupRatio: 0.3, batchSize: 16 } },
     }],
   },
@@ -187,7 +188,7 @@ EXPERIMENTS.push(
  * The learning-rate sweep of vanilla GRPO (DESIGN B: report every rate, including those that do not collapse).
  * The sweep's point at RL_LR is vanilla-rl itself (its `sweepLr`), so the configs below are the other rates.
  */
-export const LR_SWEEP_RATES = [3e-5, 1e-4, 3e-4, 1e-3];
+export const LR_SWEEP_RATES = [1e-4, 3e-4, 1e-3, 3e-3];
 export const LR_SWEEP = LR_SWEEP_RATES.filter((lr) => lr !== RL_LR);
 for (const lr of LR_SWEEP) {
   EXPERIMENTS.push({

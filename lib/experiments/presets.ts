@@ -40,7 +40,7 @@ export const PRESET_TABLE: Record<PresetName, Preset> = {
     seeds: [1],
   },
   quick: {
-    name: 'quick', rlSteps: 20, promptsPerStep: 4, promptsPerMiniBatch: 2, valEvery: 4, valTasksPerCategory: 8,
+    name: 'quick', rlSteps: 40, promptsPerStep: 4, promptsPerMiniBatch: 2, valEvery: 4, valTasksPerCategory: 8,
     checkpointEvery: 8, baseEpochs: 8, corpusLimit: 0, fclEpochs: 3, trainTaskLimit: 0, evalTasksPerCategory: 20,
     seeds: [1, 2],
   },

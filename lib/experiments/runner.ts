@@ -1,7 +1,7 @@
 /**
  * Runs one experiment end to end: build or load the starting policy, run its stages (SFT / GRPO) with
- * metrics and checkpoints, then evaluate greedily on the ID test split, format-OOD and content-OOD, and
- * write `summary.json`. Output folder layout:
+ * metrics and checkpoints, then evaluate greedily on the ID test split (free and constrained), format-OOD
+ * and content-OOD, and write `summary.json`. Output folder layout:
  *   run.json        what was run (config, preset, seed, overrides)
  *   metrics.jsonl   one line per SFT or RL step (field `phase`), RL lines with every instrument
  *   rollouts.jsonl  step records of the RL rollouts (task id, messages, reward, errorTurn)
@@ -22,6 +22,7 @@ import { loadTasks, loadCorpus } from '../envs/data';
 import { teacherTrajectory } from '../envs/teacher';
 import { encodeConversation, TrainingSequence } from '../train/encode';
 import { evaluateModel, EvalResult } from '../train/evaluate';
+import { structuralMask } from '../train/rollout';
 import { MetricsLog, readMetrics, MetricRecord } from '../train/metrics';
 import { ProgressBar } from '../cli/progress';
 import { ExperimentSpec, SFTData, StageSpec } from './spec';
@@ -32,6 +33,13 @@ import { summarizeRL, RLSummary } from './summary';
 import { loadResumeState } from './resume';
 import { RunContext, runGRPO, runInterleavedSFT, runSFT } from './stages';
 
+/**
+ * The final evaluations: ID test tasks, the same with constrained decoding (the capability probe: only
+ * structurally impossible tokens after `<tool_call>` forbidden), format-OOD and content-OOD.
+ */
+export type EvalSplitName = 'id' | 'id_constrained' | 'format_ood' | 'content_ood';
+export const EVAL_SPLITS: EvalSplitName[] = ['id', 'id_constrained', 'format_ood', 'content_ood'];
+
 export interface RunOptions {
   preset: Preset;
   seed: number;
@@ -39,13 +47,15 @@ export interface RunOptions {
   overrides?: Record<string, string | number | boolean>;
   /** Continue a killed run from `out/resume/`. */
   resume?: boolean;
+  /** Start from this checkpoint folder instead of the experiment's own initial policy (recorded in run.json). */
+  initCheckpoint?: string;
   /** Terminal progress bars (default true). */
   progress?: boolean;
   dataDir?: string;
   /** Called after every RL step with its record (live notebook plots). */
   onStep?: (rec: MetricRecord) => void;
   /** Skip the final OOD evaluations (used by tests). */
-  evalSplits?: ('id' | 'format_ood' | 'content_ood')[];
+  evalSplits?: EvalSplitName[];
 }
 
 export interface RunSummary {
@@ -55,7 +65,7 @@ export interface RunSummary {
   preset: string;
   seed: number;
   overrides: Record<string, string | number | boolean>;
-  eval: Partial<Record<'id' | 'format_ood' | 'content_ood', Omit<EvalResult, 'results'>>>;
+  eval: Partial<Record<EvalSplitName, Omit<EvalResult, 'results'>>>;
   rl: RLSummary | null;
   sft: { stages: number; finalLoss: number | null };
   /** The tfjs backend the run used: results reproduce exactly only on the same backend. */
@@ -76,7 +86,7 @@ export function perCategory(tasks: Task[], n: number): Task[] {
 }
 
 function initialModel(spec: ExperimentSpec, tok: Tokenizer, opts: RunOptions): { model: GPT; source: string | null } {
-  const init = spec.init;
+  const init = opts.initCheckpoint !== undefined ? { kind: 'checkpoint' as const, path: opts.initCheckpoint } : spec.init;
   if (init.kind === 'scratch') return { model: new GPT(defaultGPTConfig(tok.size, init.model ?? {}), opts.seed), source: null };
   let dir: string;
   if (init.kind === 'checkpoint') dir = init.path;
@@ -120,7 +130,7 @@ export function runExperiment(spec: ExperimentSpec, opts: RunOptions): RunSummar
   const resume = opts.resume ? loadResumeState(opts.out, tok) : null;
   if (!opts.resume) {
     fs.writeFileSync(path.join(opts.out, 'run.json'), JSON.stringify({ config: spec.name, preset: opts.preset.name,
-      seed: opts.seed, overrides, backend: tf.getBackend() }, null, 2) + '\n');
+      seed: opts.seed, overrides, init: opts.initCheckpoint ?? null, backend: tf.getBackend() }, null, 2) + '\n');
     for (const f of ['rollouts.jsonl']) if (fs.existsSync(path.join(opts.out, f))) fs.unlinkSync(path.join(opts.out, f));
   }
   const metrics = new MetricsLog(path.join(opts.out, 'metrics.jsonl'), { truncate: !resume });
@@ -159,13 +169,14 @@ export function runExperiment(spec: ExperimentSpec, opts: RunOptions): RunSummar
 
     // ---- final evaluation ----
     const evals: RunSummary['eval'] = {};
-    const splits = opts.evalSplits ?? ['id', 'format_ood', 'content_ood'];
-    for (const split of splits) {
-      const tasks = perCategory(split === 'id' ? testTasks : loadTasks(split, dataDir), opts.preset.evalTasksPerCategory);
+    for (const split of opts.evalSplits ?? EVAL_SPLITS) {
+      const id = split === 'id' || split === 'id_constrained';
+      const tasks = perCategory(id ? testTasks : loadTasks(split, dataDir), opts.preset.evalTasksPerCategory);
       const bar = new ProgressBar({ total: tasks.length, label: `${spec.name} eval ${split}`, silent: !showProgress });
       const res = evaluateModel(model, tok, tasks, {
         syntax: split === 'format_ood' ? 'python' : 'json',
         onProgress: (d) => bar.update(d),
+        logitMask: split === 'id_constrained' ? structuralMask(tok) : undefined,
       });
       bar.finish(`mean ${res.mean.toFixed(3)}`);
       const { results: _omit, ...rest } = res;

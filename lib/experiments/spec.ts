@@ -39,8 +39,13 @@ export type SignalSpec =
  * crosses its threshold (at most `maxPhases` times, at least `minGap` RL steps apart).
  */
 export interface GuardSpec {
+  /** Trigger when the probe's p(`<|im_end|>`) right after `<tool_call>` reaches this (the paper's spike). */
   pImEnd: number;
+  /** ... or when the probe's p(`{"`) falls below this (the healthy call start losing mass to anything). */
+  pJsonOpen: number;
+  /** ... or when this share of the step's assistant messages is a full collapse. */
   fullCollapse: number;
+  /** RL steps between two SFT phases, and the most phases per stage. */
   minGap: number;
   maxPhases: number;
   /** Steps of records the SFT phase reads (paper's interleaved schemes: the last 10). */

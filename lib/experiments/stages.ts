@@ -98,7 +98,8 @@ export function runInterleavedSFT(ctx: RunContext, si: number, stage: Extract<St
 }
 
 function guardTriggered(g: GuardSpec, rec: MetricRecord): boolean {
-  return (rec.pImEnd as number) >= g.pImEnd || (rec.fullCollapse as number) >= g.fullCollapse;
+  return (rec.pImEnd as number) >= g.pImEnd || (rec.pJsonOpen as number) < g.pJsonOpen ||
+    (rec.fullCollapse as number) >= g.fullCollapse;
 }
 
 /** A GRPO stage (with its signal and guard), checkpointing resume state every `checkpointEvery` steps. */
@@ -124,14 +125,14 @@ export function runGRPO(ctx: RunContext, si: number, stage: Extract<StageSpec, {
       const rec = trainer.step();
       ctx.onStep?.(rec);
       const val = typeof rec.valAccuracy === 'number' ? ` val ${(rec.valAccuracy as number).toFixed(2)}` : '';
-      bar.update(trainer.stepIndex, `r ${(rec.reward as number).toFixed(2)}${val} p<|im_end|> ${(rec.pImEnd as number).toFixed(3)} ` +
+      bar.update(trainer.stepIndex, `r ${(rec.reward as number).toFixed(2)}${val} p{" ${(rec.pJsonOpen as number).toFixed(3)} p<|im_end|> ${(rec.pImEnd as number).toFixed(3)} ` +
         `collapse ${(rec.fullCollapse as number).toFixed(2)} | ${((rec.rolloutSeconds as number) + (rec.trainSeconds as number)).toFixed(1)}s/step`);
       if (guard && phases < guard.maxPhases && trainer.stepIndex - lastPhase >= guard.minGap &&
           trainer.stepIndex < cfg.steps && guardTriggered(guard, rec)) {
         // the collapse guard: an ETS-style SFT phase now, then RL goes on with a fresh optimizer
         const { data, failed } = interleavedData(ctx, 'ets', si, guard.lastSteps, () => new Map());
         ctx.metrics.log({ phase: 'guard', stage: si, step: trainer.stepIndex, globalStep: base + trainer.stepIndex,
-          pImEnd: rec.pImEnd as number, fullCollapse: rec.fullCollapse as number, failedTasks: failed });
+          pImEnd: rec.pImEnd as number, pJsonOpen: rec.pJsonOpen as number, fullCollapse: rec.fullCollapse as number, failedTasks: failed });
         if (data.length > 0) {
           const sftCtx = { ...ctx, globalStep: base + trainer.stepIndex };
           runSFT(sftCtx, si, data, guard.sft, 'guard-sft');

@@ -17,8 +17,8 @@ export interface RLSummary {
   collapseStep: number | null;
   /** State shares of the sampled messages, averaged over the last `tail` steps. */
   finalStates: Record<StructuralState, number>;
-  /** Probe probabilities averaged over the last `tail` steps. */
-  finalProbe: { pJsonOpen: number; pImEnd: number; pToolCall: number };
+  /** Probe probabilities averaged over the last `tail` steps; `topOther`: the last step's most likely other token. */
+  finalProbe: { pJsonOpen: number; pImEnd: number; pToolCall: number; pTopOther?: number; topOther?: string | null };
   finalReward: number;
 }
 
@@ -49,7 +49,8 @@ export function summarizeRL(records: MetricRecord[], tail = 5): RLSummary {
     finalValAccuracy: val.length ? val[val.length - 1].acc : 0,
     collapseStep,
     finalStates,
-    finalProbe: { pJsonOpen: avg('pJsonOpen'), pImEnd: avg('pImEnd'), pToolCall: avg('pToolCall') },
+    finalProbe: { pJsonOpen: avg('pJsonOpen'), pImEnd: avg('pImEnd'), pToolCall: avg('pToolCall'), pTopOther: avg('pTopOther'),
+      topOther: last.length && typeof last[last.length - 1].probeTopOther === 'string' ? last[last.length - 1].probeTopOther as string : null },
     finalReward: avg('reward'),
   };
 }

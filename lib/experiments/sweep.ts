@@ -190,6 +190,8 @@ export function runSweep(jobs: SweepJob[], opts: SweepOptions = {}): Promise<Swe
 export interface PlanOptions {
   /** Only these configs (plus what they start from); default every experiment outside group 'base'. */
   only?: string[];
+  /** Only these seeds (default: the preset's seeds). */
+  seeds?: number[];
   root?: string;
   specs?: ExperimentSpec[];
 }
@@ -215,6 +217,6 @@ export function planJobs(preset: Preset | string, opts: PlanOptions = {}): Sweep
     jobs.push({ config: s.name, seed, preset: p.name, out: resultsDir(p.name, s.name, seed, opts.root) });
   };
   // seed-major: every config of seed 1 first, so an interrupted study still has one complete seed
-  for (const seed of p.seeds) for (const s of selected) add(s, seed, []);
+  for (const seed of opts.seeds ?? p.seeds) for (const s of selected) add(s, seed, []);
   return jobs;
 }

@@ -89,10 +89,10 @@ function runFigure(records: MetricRecord[], keys: [string, string][], title: str
   return signed ? fig : nonNegative(fig);
 }
 
-/** The A.5 probe: next-token probabilities right after `<|im_start|>assistant\n<tool_call>\n`. */
+/** The A.5 probe: next-token probabilities right after `<|im_start|>assistant\n<tool_call>`, and the top other token's. */
 export function probeFigure(records: MetricRecord[], title = 'Probe after <tool_call>'): PlotlyFigure {
-  return runFigure(records, [['pJsonOpen', 'p({") healthy'], ['pImEnd', 'p(<|im_end|>) collapse'], ['pToolCall', 'p(<tool_call>) repeat']],
-    title, 'probability');
+  return runFigure(records, [['pJsonOpen', 'p({") healthy'], ['pImEnd', 'p(<|im_end|>) collapse'], ['pToolCall', 'p(<tool_call>) repeat'],
+    ['pTopOther', 'p(most likely other token)']], title, 'probability');
 }
 
 /** Structural-state shares of the sampled assistant messages per RL step. */

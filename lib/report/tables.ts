@@ -4,6 +4,7 @@
  *   Table 2  format-OOD and content-OOD averages per method (does the gain survive a new syntax / new APIs?);
  *   LR       the vanilla-GRPO learning-rate sweep: peak vs final validation accuracy, when it collapsed;
  *   States   structural-state shares of the messages: the collapse made visible, per method;
+ *   Capability  ID accuracy with free vs constrained decoding: is the skill still inside a broken policy?
  *   Extra    beyond the paper (group 'extra'), in Table 1's columns.
  * A table is plain data (columns + display cells + the raw statistics), so one object renders to the
  * terminal, CSV, Markdown and HTML (render.ts) and goes into summary.json unchanged.
@@ -56,8 +57,9 @@ function statsOf(exps: ExperimentResults[], extract: Record<string, Extract>): M
 }
 
 /** Mean of the four ID category accuracies of one run (the paper's headline "average"). */
-export function idAverage(summary: ExperimentResults['seeds'][number]['summary']): number | undefined {
-  const per = summary.eval.id?.perCategory;
+export function idAverage(summary: ExperimentResults['seeds'][number]['summary'],
+  split: 'id' | 'id_constrained' = 'id'): number | undefined {
+  const per = summary.eval[split]?.perCategory;
   if (!per) return undefined;
   const accs = ID_COLUMNS.filter((c) => per[c] !== undefined).map((c) => per[c].accuracy);
   return accs.length ? accs.reduce((a, b) => a + b, 0) / accs.length : undefined;
@@ -185,11 +187,34 @@ export function stateTable(store: ResultsStore): ReportTable {
       'full collapse: degenerate control-token output such as <tool_call> then <|im_end|>.']);
 }
 
+/**
+ * The capability probe (DESIGN A.5, "the skill is still inside"): ID accuracy of the same checkpoint with free
+ * greedy decoding and with constrained decoding that only forbids `<|im_end|>` and a second `<tool_call>` right
+ * after `<tool_call>`. Rows: every run evaluated both ways (base, methods, learning-rate sweep).
+ */
+export function capabilityTable(store: ResultsStore): ReportTable {
+  const exps = store.experiments.filter((e) => e.spec.group !== 'base' && e.seeds.some((s) => s.summary.eval.id_constrained));
+  const gain = (s: ExperimentResults['seeds'][number]) => {
+    const [a, b] = [idAverage(s.summary), idAverage(s.summary, 'id_constrained')];
+    return a === undefined || b === undefined ? undefined : b - a;
+  };
+  return makeTable('table-capability', 'Capability probe: ID accuracy, free vs constrained decoding (%)', exps,
+    ['free', 'constrained', 'constrained − free'], {
+      free: (_e, s) => idAverage(s.summary),
+      constrained: (_e, s) => idAverage(s.summary, 'id_constrained'),
+      'constrained − free': (_e, s) => gain(s),
+    }, { column: 'run', cell: (e) => (e.spec.group === 'lr-sweep' ? `Vanilla RL, ${sweepRowName(e)}` : e.spec.label) },
+    ['Both columns are greedy ID averages of the final checkpoint; constrained decoding forbids only <|im_end|> and a ' +
+      'second <tool_call> right after <tool_call> (toolrl eval --constrained).']);
+}
+
 /** Every table the store has rows for, in report order (Table 1 and 2 always, others when present). */
 export function allTables(store: ResultsStore): ReportTable[] {
   const out = [accuracyTable(store, 'method'), oodTable(store)];
   if (byGroup(store, 'lr-sweep').length) out.push(lrTable(store));
   out.push(stateTable(store));
+  const capability = capabilityTable(store);
+  if (capability.rows.length) out.push(capability);
   if (byGroup(store, 'extra').length) out.push(accuracyTable(store, 'extra'));
   return out;
 }

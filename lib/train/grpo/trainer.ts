@@ -276,6 +276,8 @@ export class GRPOTrainer {
         pJsonOpen: probe.pJsonOpen,
         pImEnd: probe.pImEnd,
         pToolCall: probe.pToolCall,
+        probeTopOther: probe.topOther,
+        pTopOther: probe.pTopOther,
         splitPositions: gs.positions,
         selfJsonOpen: gs.self[0], otherJsonOpen: gs.other[0],
         selfImEnd: gs.self[1], otherImEnd: gs.other[1],
