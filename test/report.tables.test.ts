@@ -10,7 +10,7 @@ import { ExperimentSpec } from '../lib/experiments/spec';
 import { loadResults, ResultsStore } from '../lib/report/results';
 import { accuracyTable, oodTable, lrTable, stateTable, capabilityTable, collapseCell } from '../lib/report/tables';
 import { toCSV, toMarkdown, toHtml, toText } from '../lib/report/render';
-import { valAccuracyFigure, rewardFigure, probeFigure, gradSplitFigure, methodRuns, meanCurve } from '../lib/report/figures';
+import { valAccuracyFigure, rewardFigure, probeFigure, gradSplitFigure, collapseFigure, methodRuns, meanCurve } from '../lib/report/figures';
 import { buildReport } from '../lib/report/build';
 import { formatLr } from '../lib/report/stats';
 
@@ -159,8 +159,13 @@ test('figures: one trace per method, seeds averaged step by step', () => {
   assert.ok(Math.abs((v.y as number[])[0] - 0.5) < 1e-12 && Math.abs((v.y as number[])[1] - 0.3) < 1e-12);
   assert.deepEqual(rewardFigure(methods).data.map((d) => d.name), ['L-vanilla-rl']); // no RL, no line
   const run = fixture().store.experiments[1].seeds[0].metrics;
-  assert.equal(probeFigure(run).data.length, 3);
+  assert.equal(probeFigure(run).data.length, 3); // the fixture logs no pTopOther: its line is left out
   assert.equal(gradSplitFigure(run).data.length, 6);
+  const collapse = collapseFigure(run);
+  assert.deepEqual(collapse.data.map((d) => d.name),
+    ['validation accuracy', 'p({")', 'p(<|im_end|>)', 'p(<tool_call>)', 'healthy-call share (sampled)']);
+  assert.deepEqual(collapse.data[0].x, [5, 10]); // validated steps only
+  assert.equal(collapse.data[0].mode, 'lines+markers');
   assert.deepEqual(meanCurve([[{ globalStep: 1, r: 1 }], [{ globalStep: 1, r: 3 }, { globalStep: 2, r: 5 }]], 'r'), { x: [1, 2], y: [2, 5] });
 });
 
@@ -168,7 +173,8 @@ test('buildReport writes tables, report.html and summary.json from the store alo
   const { root } = fixture();
   const out = path.join(root, 'out');
   const built = await buildReport('quick', out, { root, png: false, specs: SPECS, log: () => undefined });
-  for (const f of ['report.html', 'summary.json', 'tables/table1-id.csv', 'tables/table1-id.md', 'tables/table-lr.html']) {
+  for (const f of ['report.html', 'summary.json', 'tables/table1-id.csv', 'tables/table1-id.md', 'tables/table-lr.html',
+    'tables/table-capability.md']) {
     assert.ok(fs.existsSync(path.join(out, f)), f);
   }
   const summary = JSON.parse(fs.readFileSync(path.join(out, 'summary.json'), 'utf8'));

@@ -12,7 +12,7 @@ import { ResultsStore, loadResults } from './results';
 import { ReportTable, allTables, sweepExperiments, sweepRowName } from './tables';
 import { toCSV, toMarkdown, toHtml, toJSON } from './render';
 import { PlotlyFigure, ReportSection, escapeHtml, writeHtmlReport } from './plotly';
-import { valAccuracyFigure, rewardFigure, probeFigure, statesFigure, gradSplitFigure, methodRuns, hasRL } from './figures';
+import { valAccuracyFigure, rewardFigure, probeFigure, statesFigure, gradSplitFigure, collapseFigure, methodRuns, hasRL } from './figures';
 import { renderPngs } from './png';
 import { PAPER_REFERENCES } from './paper';
 import { ExperimentSpec } from '../experiments/spec';
@@ -56,6 +56,14 @@ export function reportFigures(store: ResultsStore): NamedFigure[] {
   if (sweep.length) {
     figs.push({ slug: 'lr-val-accuracy', title: 'Learning-rate sweep: validation accuracy',
       figure: valAccuracyFigure(sweep, 'Vanilla GRPO at each learning rate (mean over seeds)'), png: true });
+  }
+  // one collapse chart per sweep run and seed; a PNG for every seed that collapsed
+  for (const e of sweepExperiments(store)) {
+    for (const s of e.seeds) {
+      figs.push({ slug: `collapse-${e.spec.name}-seed-${s.seed}`, title: `Collapse: lr ${sweepRowName(e)}, seed ${s.seed}`,
+        figure: collapseFigure(s.metrics, `Vanilla GRPO, lr ${sweepRowName(e)}, seed ${s.seed}`),
+        png: s.summary.rl?.collapseStep !== null && s.summary.rl?.collapseStep !== undefined });
+    }
   }
   const rlExps = store.experiments.filter((e) => e.spec.group !== 'lr-sweep' && hasRL(e.seeds[0].metrics));
   const focus = rlExps.find((e) => e.spec.name === FOCUS_CONFIG) ?? rlExps[0];

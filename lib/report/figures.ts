@@ -95,6 +95,19 @@ export function probeFigure(records: MetricRecord[], title = 'Probe after <tool_
     ['pTopOther', 'p(most likely other token)']], title, 'probability');
 }
 
+/**
+ * The collapse on one chart (issue "the collapse, made visible"): greedy validation accuracy (markers) with the
+ * probe's probabilities and the healthy-call share of sampled messages, over the RL steps of one run: does
+ * a control token's probability move before the accuracy falls?
+ */
+export function collapseFigure(records: MetricRecord[], title = 'Validation accuracy and the probe'): PlotlyFigure {
+  const fig = runFigure(records, [['valAccuracy', 'validation accuracy'], ['pJsonOpen', 'p({")'], ['pImEnd', 'p(<|im_end|>)'],
+    ['pToolCall', 'p(<tool_call>)'], ['pTopOther', 'p(most likely other token)'], ['healthyCall', 'healthy-call share (sampled)']],
+  title, 'accuracy / probability / share');
+  for (const d of fig.data) if (d.name === 'validation accuracy') d.mode = 'lines+markers';
+  return fig;
+}
+
 /** Structural-state shares of the sampled assistant messages per RL step. */
 export function statesFigure(records: MetricRecord[], title = 'Structural states of sampled messages'): PlotlyFigure {
   return runFigure(records, [['healthyCall', 'healthy call'], ['healthyResponse', 'healthy response'], ['pollution', 'pollution'],
