@@ -79,3 +79,14 @@ test('--resume continues a killed run and reproduces the uninterrupted metrics',
   assert.deepEqual(b, a);
   assert.equal(fs.readFileSync(path.join(killed, 'rollouts.jsonl'), 'utf8'), fs.readFileSync(path.join(full, 'rollouts.jsonl'), 'utf8'));
 });
+
+test('--init starts from another checkpoint (recorded in run.json); id_constrained is the capability probe', () => {
+  const out = path.join(tmpDir('grpo-init'), 'run');
+  const evalOnly: ExperimentSpec = { ...spec(), init: { kind: 'checkpoint', path: path.join(out, 'missing') }, stages: () => [] };
+  assert.throws(() => runExperiment(evalOnly, opts(out)), /missing/); // the config's own init does not exist
+  const s = runExperiment(evalOnly, opts(out, { initCheckpoint: baseDir, evalSplits: ['id', 'id_constrained'] }));
+  assert.equal(JSON.parse(fs.readFileSync(path.join(out, 'run.json'), 'utf8')).init, baseDir);
+  const [free, constrained] = [s.eval.id, s.eval.id_constrained];
+  assert.ok(free && constrained);
+  assert.deepEqual(Object.keys(constrained.perCategory), Object.keys(free.perCategory)); // the same ID tasks
+});
