@@ -9,6 +9,7 @@ import { runExperiment, RunOptions } from '../lib/experiments/runner';
 import { getPreset } from '../lib/experiments/presets';
 import { ExperimentSpec, rlSizes } from '../lib/experiments/spec';
 import { readMetrics } from '../lib/train/metrics';
+import { runEval, formatEval } from '../lib/cli/eval';
 import { tokenizer, tinyModel, tmpDir } from './helpers';
 
 let baseDir = '';
@@ -89,4 +90,12 @@ test('--init starts from another checkpoint (recorded in run.json); id_constrain
   const [free, constrained] = [s.eval.id, s.eval.id_constrained];
   assert.ok(free && constrained);
   assert.deepEqual(Object.keys(constrained.perCategory), Object.keys(free.perCategory)); // the same ID tasks
+});
+
+test('toolrl eval --json-start: the stricter probe runs on JSON splits and refuses format_ood', async () => {
+  const r = await runEval({ checkpoint: baseDir, split: 'id', limit: 1, constrained: false, jsonStart: true, dataDir: 'data', progress: false });
+  assert.equal(r.jsonStart, true);
+  assert.match(formatEval(r), /only \{" after <tool_call>/);
+  await assert.rejects(runEval({ checkpoint: baseDir, split: 'format_ood', limit: 1, constrained: false, jsonStart: true,
+    dataDir: 'data', progress: false }), /python syntax/);
 });

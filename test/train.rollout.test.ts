@@ -6,7 +6,7 @@ import { Rng } from '../lib/prng';
 import { Episode } from '../lib/envs/episode';
 import { teacherAssistantMessages, teacherTrajectory } from '../lib/envs/teacher';
 import { IM_END, TOOL_CALL_OPEN } from '../lib/format/tokens';
-import { rollout, structuralMask } from '../lib/train/rollout';
+import { rollout, structuralMask, jsonStartMask } from '../lib/train/rollout';
 import { encodeConversation } from '../lib/train/encode';
 import { tokenizer, tasks, tinyModel } from './helpers';
 
@@ -98,4 +98,15 @@ test('constrained decoding never emits <|im_end|> or <tool_call> right after <to
   }
   assert.ok(checked > 0);
   model.dispose();
+});
+
+test('the json-start probe allows only {" right after <tool_call>, nothing elsewhere', () => {
+  const tok = tokenizer();
+  const mask = jsonStartMask(tok);
+  const banned = mask(0, tok.encode('<tool_call>')) as number[];
+  assert.equal(banned.length, tok.size - 1);
+  assert.ok(!banned.includes(tok.id('{"')));
+  assert.ok(banned.includes(tok.id(IM_END)) && banned.includes(tok.id('{')));
+  assert.equal(mask(0, []), null);
+  assert.equal(mask(0, tok.encode('<tool_call>{"')), null);
 });

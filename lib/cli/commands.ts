@@ -36,6 +36,7 @@ const evalCmd: Command = {
       split: { kind: 'string', choices: SPLITS, help: 'which test set', default: 'id' },
       limit: { kind: 'number', help: 'tasks per category (0 = all)', default: 0 },
       constrained: { kind: 'flag', help: 'forbid structurally impossible tokens after <tool_call> (capability probe)' },
+      'json-start': { kind: 'flag', help: 'stricter probe: allow only {" right after <tool_call> (JSON splits)' },
       json: { kind: 'flag', help: 'print the result as JSON' },
       backend: { kind: 'string', choices: ['tensorflow', 'wasm', 'cpu'], help: 'tfjs backend (default: automatic)' },
       data: { kind: 'string', help: 'data folder', default: 'data' },
@@ -45,13 +46,17 @@ const evalCmd: Command = {
     if ((args.checkpoint === undefined) === (args.policy === undefined)) {
       throw new UsageError('eval: give exactly one of --checkpoint DIR or --policy teacher');
     }
-    if (args.policy !== undefined && args.constrained) throw new UsageError('eval: --constrained needs --checkpoint');
+    if (args.policy !== undefined && (args.constrained || args['json-start'])) {
+      throw new UsageError('eval: --constrained and --json-start need --checkpoint');
+    }
+    if (args['json-start'] && args.split === 'format_ood') throw new UsageError('eval: --json-start applies to the JSON splits (id, content_ood)');
     if (args.checkpoint !== undefined) await initBackend({ backend: args.backend as string | undefined, verbose: !args.json });
     const res = await runEval({
       checkpoint: args.checkpoint as string | undefined,
       split: args.split as EvalSplit,
       limit: args.limit as number,
       constrained: Boolean(args.constrained),
+      jsonStart: Boolean(args['json-start']),
       dataDir: args.data as string,
       progress: true,
     });

@@ -1,7 +1,8 @@
 /**
  * `toolrl eval`: greedy evaluation of a checkpoint, or of the scripted teacher (which must score 1.0: it
  * checks the world, the checker and the harness end to end). `--constrained` runs the capability probe:
- * the same checkpoint, decoding with only structurally impossible continuations forbidden.
+ * the same checkpoint, decoding with only structurally impossible continuations forbidden; `--json-start` the
+ * stricter variant that allows nothing but `{"` right after `<tool_call>`.
  */
 import * as path from 'path';
 import { loadTokenizer } from '../format/tokenizer';
@@ -11,7 +12,7 @@ import { loadTasks } from '../envs/data';
 import { evaluatePolicy, teacherPolicy } from '../envs/evaluate';
 import { Task } from '../envs/task';
 import { evaluateModel } from '../train/evaluate';
-import { structuralMask } from '../train/rollout';
+import { jsonStartMask, structuralMask } from '../train/rollout';
 import { perCategory } from '../experiments/runner';
 import { ProgressBar } from './progress';
 import { activeBackend } from '../backend';
@@ -23,6 +24,8 @@ export interface EvalReport {
   policy: string;
   backend: string | null;
   constrained: boolean;
+  /** Decoding allowed only `{"` right after `<tool_call>` (the stricter probe). */
+  jsonStart: boolean;
   perCategory: Record<string, { n: number; accuracy: number }>;
   mean: number;
   states: Record<StructuralState, number>;
@@ -34,7 +37,8 @@ export function splitTasks(split: EvalSplit, dataDir: string): Task[] {
 }
 
 export async function runEval(opts: { checkpoint?: string; split: EvalSplit; limit: number; constrained: boolean;
-  dataDir: string; progress: boolean }): Promise<EvalReport> {
+  jsonStart?: boolean; dataDir: string; progress: boolean }): Promise<EvalReport> {
+  if (opts.jsonStart && opts.split === 'format_ood') throw new Error('--json-start applies to JSON calls, not to format_ood\'s python syntax');
   const t0 = Date.now();
   const tasks = perCategory(splitTasks(opts.split, opts.dataDir), opts.limit);
   const syntax = opts.split === 'format_ood' ? 'python' : 'json';
@@ -47,7 +51,8 @@ export async function runEval(opts: { checkpoint?: string; split: EvalSplit; lim
     const tok = loadTokenizer(path.join(opts.dataDir, 'vocab.json'));
     const { model } = loadCheckpoint(opts.checkpoint, { expectVocabFingerprint: tok.fingerprint });
     try {
-      res = evaluateModel(model, tok, tasks, { syntax, onProgress, logitMask: opts.constrained ? structuralMask(tok) : undefined });
+      const logitMask = opts.jsonStart ? jsonStartMask(tok) : opts.constrained ? structuralMask(tok) : undefined;
+      res = evaluateModel(model, tok, tasks, { syntax, onProgress, logitMask });
     } finally {
       model.dispose();
     }
@@ -58,6 +63,7 @@ export async function runEval(opts: { checkpoint?: string; split: EvalSplit; lim
     policy: opts.checkpoint ?? 'teacher',
     backend: opts.checkpoint === undefined ? null : activeBackend(),
     constrained: opts.constrained,
+    jsonStart: Boolean(opts.jsonStart),
     perCategory: res.perCategory,
     mean: res.mean,
     states: res.states,
@@ -66,7 +72,8 @@ export async function runEval(opts: { checkpoint?: string; split: EvalSplit; lim
 }
 
 export function formatEval(r: EvalReport): string {
-  const lines = [`${r.policy} on ${r.split}${r.constrained ? ' (constrained decoding)' : ''}`];
+  const how = r.jsonStart ? ' (only {" after <tool_call>)' : r.constrained ? ' (constrained decoding)' : '';
+  const lines = [`${r.policy} on ${r.split}${how}`];
   for (const [c, v] of Object.entries(r.perCategory)) lines.push(`  ${c.padEnd(14)} ${v.accuracy.toFixed(3)}  (n=${v.n})`);
   lines.push(`  ${'mean'.padEnd(14)} ${r.mean.toFixed(3)}`);
   lines.push('  states: ' + STRUCTURAL_STATES.map((s) => `${s} ${(r.states[s] * 100).toFixed(1)}%`).join(', '));

@@ -14,7 +14,7 @@
 import { Rng } from '../prng';
 import { Tokenizer } from '../format/tokenizer';
 import { renderConversation, renderMessage, ASSISTANT_PREFIX } from '../format/chat';
-import { IM_END, TOOL_CALL_OPEN } from '../format/tokens';
+import { IM_END, JSON_OPEN, TOOL_CALL_OPEN } from '../format/tokens';
 import { classifyMessage } from '../format/states';
 import { CallSyntax, StructuralState } from '../format/types';
 import { Episode } from '../envs/episode';
@@ -214,6 +214,17 @@ export function rollout(model: GPT, tokenizer: Tokenizer, episodes: Episode[], o
     r.traj.truncated = r.truncated;
     return r.traj;
   });
+}
+
+/**
+ * The stricter probe, for a policy whose mass after `<tool_call>` went to a text token rather than to a control
+ * token: right after `<tool_call>` only `{"` (the one canonical start of a JSON call) is allowed. JSON syntax only.
+ */
+export function jsonStartMask(tokenizer: Tokenizer): LogitMask {
+  const open = tokenizer.id(TOOL_CALL_OPEN);
+  const start = tokenizer.id(JSON_OPEN);
+  const banned = Array.from({ length: tokenizer.size }, (_, i) => i).filter((i) => i !== start);
+  return (_row, soFar) => (soFar.length > 0 && soFar[soFar.length - 1] === open ? banned : null);
 }
 
 /** Token ids that constrained decoding forbids right after `<tool_call>`: closing at once or repeating the tag. */
