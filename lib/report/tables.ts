@@ -149,7 +149,7 @@ export function sweepRowName(e: ExperimentResults): string {
 /** The learning-rate sweep of vanilla GRPO, sorted by learning rate. */
 export function lrTable(store: ResultsStore): ReportTable {
   const exps = sweepExperiments(store);
-  const rlStates = ['healthyCall', 'pollution', 'fullCollapse'] as const;
+  const rlStates = STRUCTURAL_STATES;
   const extract: Record<string, Extract> = {
     'peak val': (_e, s) => s.summary.rl?.peakValAccuracy,
     'final val': (_e, s) => s.summary.rl?.finalValAccuracy,
