@@ -1,6 +1,6 @@
 /**
  * Reading a run's metrics into the figures the study reports: peak and final validation accuracy, the
- * collapse step, and the final structural-state shares (issue "the collapse, made visible").
+ * collapse step, and the final structural-state shares.
  */
 import { StructuralState, STRUCTURAL_STATES } from '../format/types';
 import { MetricRecord } from '../train/metrics';

@@ -96,7 +96,7 @@ export function probeFigure(records: MetricRecord[], title = 'Probe after <tool_
 }
 
 /**
- * The collapse on one chart (issue "the collapse, made visible"): greedy validation accuracy (markers) with the
+ * The collapse on one chart: greedy validation accuracy (markers) with the
  * probe's probabilities and the healthy-call share of sampled messages, over the RL steps of one run: does
  * a control token's probability move before the accuracy falls?
  */

@@ -43,7 +43,7 @@ export const defaultRolloutConfig: RolloutConfig = {
 
 /**
  * Constrained decoding hook: given the row and the tokens of the current message so far, return token ids
- * that must not come next (or null). Used by the capability probe (DESIGN A.5, issue "capability intact").
+ * that must not come next (or null). Used by the capability probe (DESIGN A.5).
  */
 export type LogitMask = (row: number, messageSoFar: readonly number[]) => readonly number[] | null;
 
