@@ -38,14 +38,16 @@ fi
 want="${pins[*]}"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   pip_args=()
-  # Offline wheel index on the lab machines; without --index-url pip tries the public index and hangs.
-  # Elsewhere (CI with internet) pip's own configuration applies. TOOLRL_PIP_ARGS overrides both.
+  # Where pip's configuration lists only local (file://) extra indexes, make them the index: otherwise pip
+  # also tries the public index first and waits minutes for it offline. Elsewhere (CI with internet) pip's own
+  # configuration applies unchanged. TOOLRL_PIP_ARGS overrides both.
+  local_indexes=$("$venv/bin/python" -m pip config get global.extra-index-url 2>/dev/null || true)
   if [ -n "${TOOLRL_PIP_ARGS:-}" ]; then
     read -r -a pip_args <<<"$TOOLRL_PIP_ARGS"
-  elif [ -d /opt/pypi/simple ]; then
-    pip_args=(--index-url file:///opt/pypi/simple)
-    [ -d /opt/pypi-more/simple ] && pip_args+=(--extra-index-url file:///opt/pypi-more/simple)
-    [ -d /opt/wheels ] && pip_args+=(--find-links /opt/wheels)
+  elif [[ "$local_indexes" == file://* ]]; then
+    read -r -a urls <<<"$local_indexes"
+    pip_args=(--index-url "${urls[0]}")
+    for u in "${urls[@]:1}"; do pip_args+=(--extra-index-url "$u"); done
   fi
   say "installing ${pins[*]} into .venv (pip ${pip_args[*]:-<default index>})"
   # The grep drops pip's per-package "Location ... is ignored" noise about the (mostly empty) extra index.
