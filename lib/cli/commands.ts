@@ -49,7 +49,6 @@ const evalCmd: Command = {
     if (args.policy !== undefined && (args.constrained || args['json-start'])) {
       throw new UsageError('eval: --constrained and --json-start need --checkpoint');
     }
-    if (args['json-start'] && args.split === 'format_ood') throw new UsageError('eval: --json-start applies to the JSON splits (id, content_ood)');
     if (args.checkpoint !== undefined) await initBackend({ backend: args.backend as string | undefined, verbose: !args.json });
     const res = await runEval({
       checkpoint: args.checkpoint as string | undefined,

@@ -49,15 +49,10 @@ export function runProbe(model: GPT, tokenizer: Tokenizer, contexts: number[][])
       const logits = model.append(cache, contexts); // [N, V] at each context's last token
       return tf.softmax(logits).arraySync() as number[][];
     });
-    const meanOf = (id: number) => probs.reduce((a, row) => a + row[id], 0) / probs.length;
+    const mean = probs[0].map((_, id) => probs.reduce((a, row) => a + row[id], 0) / probs.length); // [V]
     let top = -1;
-    let pTop = -1;
-    for (let id = 0; id < probs[0].length; id++) {
-      if (ids.includes(id)) continue;
-      const p = meanOf(id);
-      if (p > pTop) { top = id; pTop = p; }
-    }
-    return { pJsonOpen: meanOf(ids[0]), pImEnd: meanOf(ids[1]), pToolCall: meanOf(ids[2]), topOther: tokenizer.piece(top), pTopOther: pTop };
+    for (let id = 0; id < mean.length; id++) if (!ids.includes(id) && (top < 0 || mean[id] > mean[top])) top = id;
+    return { pJsonOpen: mean[ids[0]], pImEnd: mean[ids[1]], pToolCall: mean[ids[2]], topOther: tokenizer.piece(top), pTopOther: mean[top] };
   } finally {
     cache.dispose();
   }

@@ -149,13 +149,12 @@ export function sweepRowName(e: ExperimentResults): string {
 /** The learning-rate sweep of vanilla GRPO, sorted by learning rate. */
 export function lrTable(store: ResultsStore): ReportTable {
   const exps = sweepExperiments(store);
-  const rlStates = STRUCTURAL_STATES;
   const extract: Record<string, Extract> = {
     'peak val': (_e, s) => s.summary.rl?.peakValAccuracy,
     'final val': (_e, s) => s.summary.rl?.finalValAccuracy,
     'ID average': (_e, s) => idAverage(s.summary),
   };
-  for (const k of rlStates) extract[STATE_LABEL[k]] = (_e, s) => s.summary.rl?.finalStates[k];
+  for (const k of STRUCTURAL_STATES) extract[STATE_LABEL[k]] = (_e, s) => s.summary.rl?.finalStates[k];
   const cols = Object.keys(extract);
   const t = makeTable('table-lr', 'Learning-rate sweep of vanilla GRPO', exps, cols, extract,
     { column: 'lr', cell: sweepRowName },
