@@ -8,12 +8,12 @@
 // outputs through tslab. Anywhere else (node:test, the CLI, a plain `tsx` script) they print a
 // short text fallback instead and never throw.
 
-import type { Display } from "tslab";
-import { PlotlyFigure, lineFigure, plotDivHtml, plotlyBundleScript } from "./plotly";
-import { TableInput, TableOptions, tableHtml, tableText } from "./table";
+import type { Display } from 'tslab';
+import { PlotlyFigure, lineFigure, plotDivHtml, plotlyBundleScript } from './plotly';
+import { TableInput, TableOptions, tableHtml, tableText } from './table';
 
-export { lineFigure } from "./plotly";
-export type { PlotlyFigure, LineFigureSpec, LineSeries } from "./plotly";
+export { lineFigure } from './plotly';
+export type { PlotlyFigure, LineFigureSpec, LineSeries } from './plotly';
 
 interface TslabModule {
   display: Display;
@@ -26,7 +26,7 @@ interface TslabModule {
 // our kernelspec (jupyter/kernels/toolrl-tslab) sets TOOLRL_TSLAB_KERNEL=1. Either is enough.
 function inTslabKernel(): boolean {
   const g = globalThis as { __tslab__?: unknown };
-  return g.__tslab__ !== undefined || process.env.TOOLRL_TSLAB_KERNEL === "1";
+  return g.__tslab__ !== undefined || process.env.TOOLRL_TSLAB_KERNEL === '1';
 }
 
 let tslabCache: TslabModule | null | undefined;
@@ -44,9 +44,9 @@ function tslab(): TslabModule | null {
     tslabCache = null;
     const g = globalThis as { __tslab__?: { require?: (id: string) => unknown } };
     const load = g.__tslab__?.require;
-    if (inTslabKernel() && typeof load === "function") {
+    if (inTslabKernel() && typeof load === 'function') {
       try {
-        tslabCache = load("tslab") as TslabModule;
+        tslabCache = load('tslab') as TslabModule;
       } catch {
         tslabCache = null;
       }
@@ -94,9 +94,9 @@ export function reloadPlotly(): void {
 // ---- public helpers ---------------------------------------------------------------------
 
 function plotSummary(fig: PlotlyFigure): string {
-  const title = (fig.layout.title as { text?: string } | undefined)?.text ?? "(untitled)";
-  const names = fig.data.map((d) => String(d.name ?? d.type ?? "trace"));
-  return `[plot] ${title}: ${names.length} trace(s) ${names.join(", ")} (rendered only in a notebook)`;
+  const title = (fig.layout.title as { text?: string } | undefined)?.text ?? '(untitled)';
+  const names = fig.data.map((d) => String(d.name ?? d.type ?? 'trace'));
+  return `[plot] ${title}: ${names.length} trace(s) ${names.join(', ')} (rendered only in a notebook)`;
 }
 
 /** Show a plotly figure inline. Outside a notebook: prints a one-line summary. */
@@ -149,7 +149,7 @@ export function liveProgress(opts: LiveProgressOptions): LiveProgress {
   const series = new Map<string, number[]>(opts.metrics.map((m) => [m, []]));
   const started = Date.now();
   let pending = 0;
-  let latest = "";
+  let latest = '';
 
   const t = tslab();
   const live = t ? t.newDisplay() : null;
@@ -157,7 +157,7 @@ export function liveProgress(opts: LiveProgressOptions): LiveProgress {
 
   function textLine(step: number, values: Record<string, number>): string {
     const parts = opts.metrics.filter((m) => m in values).map((m) => `${m}=${fmt(values[m])}`);
-    return `[${opts.title}] step ${step} ${parts.join(" ")}`;
+    return `[${opts.title}] step ${step} ${parts.join(' ')}`;
   }
 
   function render(final: boolean): void {
@@ -169,14 +169,14 @@ export function liveProgress(opts: LiveProgressOptions): LiveProgress {
         title: opts.title,
         x: steps,
         series: opts.metrics.map((m) => ({ name: m, y: series.get(m) ?? [] })),
-        xTitle: opts.xTitle ?? "step",
+        xTitle: opts.xTitle ?? 'step',
       });
-      const head = `<div style="font-family:monospace;font-size:13px">${latest.replace(/&/g, "&amp;").replace(/</g, "&lt;")} (${status})</div>`;
+      const head = `<div style="font-family:monospace;font-size:13px">${latest.replace(/&/g, '&amp;').replace(/</g, '&lt;')} (${status})</div>`;
       rich = emitHtml(head + plotDivHtml(fig, { height: 320 }), live);
       if (rich) return;
     }
     // Text fallback: redraw one line on a terminal, append lines elsewhere (logs, CI).
-    if (process.stderr.isTTY) process.stderr.write(`\r${latest} (${status})${final ? "\n" : ""}`);
+    if (process.stderr.isTTY) process.stderr.write(`\r${latest} (${status})${final ? '\n' : ''}`);
     else process.stderr.write(`${latest} (${status})\n`);
   }
 
