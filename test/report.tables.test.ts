@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ExperimentSpec } from '../lib/experiments/spec';
 import { loadResults, ResultsStore } from '../lib/report/results';
-import { accuracyTable, oodTable, lrTable, stateTable, capabilityTable, collapseCell } from '../lib/report/tables';
+import { accuracyTable, oodTable, lrTable, stateTable, capabilityTable, guardTable, collapseCell } from '../lib/report/tables';
 import { toCSV, toMarkdown, toHtml, toText } from '../lib/report/render';
 import { valAccuracyFigure, rewardFigure, probeFigure, gradSplitFigure, collapseFigure, methodRuns, meanCurve } from '../lib/report/figures';
 import { buildReport } from '../lib/report/build';
@@ -133,6 +133,26 @@ test('capability table: free vs constrained ID average and their per-seed differ
   assert.equal(v('free'), '17.5 ± 3.5'); // 0.15, 0.20
   assert.equal(v('constrained'), '30.0 ± 7.1'); // 0.35, 0.25
   assert.equal(v('constrained − free'), '12.5 ± 10.6'); // 0.20, 0.05
+});
+
+test('guard table: the guard next to vanilla RL and ETS, SFT phases per seed, the probe at its worst', () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'toolrl-guard-'));
+  const specs = [spec('vanilla-rl', 'method'), spec('ets', 'method'), spec('fcl-sft', 'method'), spec('guard', 'extra')];
+  const probe = (step: number, pJsonOpen: number, pImEnd: number) => ({ ...grpo(step, null, 0), pJsonOpen, pImEnd });
+  const run = { eval: { id: evalOf([0.1, 0.1, 0.1, 0.1]) }, rl: rl(0.2, 0.1, null, 0) };
+  writeRun(root, 'vanilla-rl', 1, run, [probe(1, 0.9, 0.01), probe(2, 0.4, 0.05)]);
+  writeRun(root, 'ets', 1, run, [probe(1, 0.8, 0), { phase: 'interleave', stage: 1 }, probe(2, 0.7, 0), { phase: 'interleave', stage: 3 }]);
+  writeRun(root, 'fcl-sft', 1, { eval: { id: evalOf([0.5, 0.5, 0.5, 0.5]) }, rl: null }, []);
+  writeRun(root, 'guard', 1, run, [probe(1, 0.6, 0.3), { phase: 'guard', stage: 0, step: 1 }, probe(2, 0.95, 0.02)]);
+  writeRun(root, 'guard', 2, run, [probe(1, 0.99, 0.01)]);
+  const t = guardTable(loadResults('quick', root, specs));
+  assert.deepEqual(t.rows.map((r) => r[0]), ['L-vanilla-rl', 'L-ets', 'L-guard']); // no SFT-only rows
+  assert.deepEqual(t.columns.slice(0, 3), ['method', 'seeds', 'SFT phases']);
+  assert.equal(row(t, 'L-guard')('SFT phases'), '1, 0');
+  assert.equal(row(t, 'L-ets')('SFT phases'), '2');
+  assert.equal(row(t, 'L-vanilla-rl')('min p({")'), '40.0');
+  assert.equal(row(t, 'L-vanilla-rl')('max p(<|im_end|>)'), '5.0');
+  assert.equal(row(t, 'L-guard')('min p({")'), '79.5 ± 27.6'); // 0.60, 0.99
 });
 
 test('CSV, Markdown, HTML and text shapes', () => {

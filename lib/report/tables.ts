@@ -5,7 +5,7 @@
  *   LR       the vanilla-GRPO learning-rate sweep: peak vs final validation accuracy, when it collapsed;
  *   States   structural-state shares of the messages: the collapse made visible, per method;
  *   Capability  ID accuracy with free vs constrained decoding: is the skill still inside a broken policy?
- *   Extra    beyond the paper (group 'extra'), in Table 1's columns.
+ *   Guard    the adaptive collapse guard (group 'extra', beyond the paper) next to vanilla RL and fixed-schedule ETS.
  * A table is plain data (columns + display cells + the raw statistics), so one object renders to the
  * terminal, CSV, Markdown and HTML (render.ts) and goes into summary.json unchanged.
  */
@@ -93,22 +93,18 @@ function makeTable(id: string, title: string, exps: ExperimentResults[], cols: s
 }
 
 /** Table 1: ID accuracy per category and average, with the paper's average where a row maps to one. */
-export function accuracyTable(store: ResultsStore, group: 'method' | 'extra' = 'method'): ReportTable {
-  const exps = byGroup(store, group);
+export function accuracyTable(store: ResultsStore): ReportTable {
   const extract: Record<string, Extract> = {};
   for (const c of ID_COLUMNS) extract[c] = (_e, s) => s.summary.eval.id?.perCategory[c]?.accuracy;
   extract.average = (_e, s) => idAverage(s.summary);
-  const t = group === 'method'
-    ? makeTable('table1-id', 'Table 1: in-distribution accuracy (%)', exps, [...ID_COLUMNS, 'average'], extract, BY_LABEL,
-      ['average = mean of the four category accuracies, as in the paper.',
-        'paper = the paper\'s BFCL-V3 multi-turn average for the method this row mirrors (Qwen2.5-1.5B; a reference, not a target).',
-        ...PAPER_NOTES.slice(0, 1)])
-    : makeTable('table-extra', 'Beyond the paper: in-distribution accuracy (%)', exps, [...ID_COLUMNS, 'average'], extract, BY_LABEL, []);
-  if (group === 'method') {
-    t.columns.push('paper');
-    t.rows.forEach((r, i) => r.push(paperCell(t.raw[i].config) || NA));
-    t.raw.forEach((r) => (r.values.paper = PAPER_REFERENCES[r.config]?.average ?? null));
-  }
+  const t = makeTable('table1-id', 'Table 1: in-distribution accuracy (%)', byGroup(store, 'method'), [...ID_COLUMNS, 'average'],
+    extract, BY_LABEL,
+    ['average = mean of the four category accuracies, as in the paper.',
+      'paper = the paper\'s BFCL-V3 multi-turn average for the method this row mirrors (Qwen2.5-1.5B; a reference, not a target).',
+      ...PAPER_NOTES.slice(0, 1)]);
+  t.columns.push('paper');
+  t.rows.forEach((r, i) => r.push(paperCell(t.raw[i].config) || NA));
+  t.raw.forEach((r) => (r.values.paper = PAPER_REFERENCES[r.config]?.average ?? null));
   return t;
 }
 
@@ -207,13 +203,54 @@ export function capabilityTable(store: ResultsStore): ReportTable {
       'second <tool_call> right after <tool_call> (toolrl eval --constrained).']);
 }
 
+/** What the collapse guard is compared with: no SFT at all, and SFT phases at fixed steps (ETS). */
+const GUARD_BASELINES = ['vanilla-rl', 'ets'];
+
+/** Per-seed SFT phases of a run: guard-triggered ('guard') or scheduled ('interleave') records in metrics.jsonl. */
+function sftPhases(s: ExperimentResults['seeds'][number]): number {
+  return s.metrics.filter((r) => r.phase === 'guard' || r.phase === 'interleave').length;
+}
+
+/** Lowest (or highest) value of a probe field over the run's GRPO steps. */
+function probeExtreme(s: ExperimentResults['seeds'][number], field: string, pick: 'min' | 'max'): number | undefined {
+  const v = s.metrics.filter((r) => r.phase === 'grpo' && typeof r[field] === 'number').map((r) => r[field] as number);
+  if (!v.length) return undefined;
+  return pick === 'min' ? Math.min(...v) : Math.max(...v);
+}
+
+/**
+ * Beyond the paper: the adaptive collapse guard (SFT phases when the probe or the full-collapse share crosses a
+ * threshold) next to what it replaces, vanilla RL (no SFT) and ETS (the same SFT phases at fixed steps). The
+ * probe columns are the signals the guard watches, at their worst over the RL steps; the SFT-phase count is
+ * per seed, so "0, 1" shows a guard that fired in one seed only.
+ */
+export function guardTable(store: ResultsStore): ReportTable {
+  const exps = store.experiments.filter((e) => e.spec.group === 'extra' || GUARD_BASELINES.includes(e.spec.name));
+  const t = makeTable('table-guard', 'Collapse guard vs fixed-schedule SFT phases (%)', exps,
+    ['min p({")', 'max p(<|im_end|>)', 'final val', 'ID average'], {
+      'min p({")': (_e, s) => probeExtreme(s, 'pJsonOpen', 'min'),
+      'max p(<|im_end|>)': (_e, s) => probeExtreme(s, 'pImEnd', 'max'),
+      'final val': (_e, s) => s.summary.rl?.finalValAccuracy,
+      'ID average': (_e, s) => idAverage(s.summary),
+    }, BY_LABEL,
+    ['SFT phases = per seed, the SFT phases that ran (guard: triggered; ETS: scheduled).',
+      'min p({") / max p(<|im_end|>) = the probe after <tool_call> at its worst over the RL steps (what the guard watches).']);
+  t.columns.splice(2, 0, 'SFT phases');
+  t.rows.forEach((r, i) => {
+    const counts = exps[i].seeds.map(sftPhases);
+    r.splice(2, 0, counts.join(', '));
+    t.raw[i].values['SFT phases'] = counts;
+  });
+  return t;
+}
+
 /** Every table the store has rows for, in report order (Table 1 and 2 always, others when present). */
 export function allTables(store: ResultsStore): ReportTable[] {
-  const out = [accuracyTable(store, 'method'), oodTable(store)];
+  const out = [accuracyTable(store), oodTable(store)];
   if (byGroup(store, 'lr-sweep').length) out.push(lrTable(store));
   out.push(stateTable(store));
   const capability = capabilityTable(store);
   if (capability.rows.length) out.push(capability);
-  if (byGroup(store, 'extra').length) out.push(accuracyTable(store, 'extra'));
+  if (byGroup(store, 'extra').length) out.push(guardTable(store));
   return out;
 }
