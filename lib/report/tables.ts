@@ -92,6 +92,21 @@ function makeTable(id: string, title: string, exps: ExperimentResults[], cols: s
   return { id, title, columns, rows, raw, notes: exps.length ? [seedNote(exps), ...notes] : ['No finished runs in this group.'] };
 }
 
+/**
+ * Insert a column of per-seed values (not averaged: "35, none" says more than a mean) before `before`;
+ * the raw row keeps the list.
+ */
+function insertPerSeedColumn<T>(t: ReportTable, exps: ExperimentResults[], column: string, before: string,
+  perSeed: (s: ExperimentResults['seeds'][number]) => T, cell: (values: T[]) => string): void {
+  const at = t.columns.indexOf(before);
+  t.columns.splice(at, 0, column);
+  t.rows.forEach((r, i) => {
+    const values = exps[i].seeds.map(perSeed);
+    r.splice(at, 0, cell(values));
+    t.raw[i].values[column] = values as RawRow['values'][string];
+  });
+}
+
 /** Table 1: ID accuracy per category and average, with the paper's average where a row maps to one. */
 export function accuracyTable(store: ResultsStore): ReportTable {
   const extract: Record<string, Extract> = {};
@@ -157,15 +172,8 @@ export function lrTable(store: ResultsStore): ReportTable {
     ['peak / final val = greedy validation accuracy (%) at its best and at the last validated step.',
       'collapse step = first validated global step from which validation stays below a quarter of its peak (per seed).',
       'state shares (%) = structural states of sampled RL messages, averaged over the last 5 steps.']);
-  // the collapse step is per seed, not averaged: "35, none" says more than a mean over a missing value
-  const at = t.columns.indexOf('final val') + 1;
-  t.columns.splice(at, 0, 'collapse step');
-  t.rows.forEach((r, i) => {
-    const steps = exps[i].seeds.map((s) => s.summary.rl?.collapseStep ?? null);
-    r.splice(at, 0, collapseCell(steps));
-    t.raw[i].values['collapse step'] = steps;
-    t.raw[i].values.lr = exps[i].spec.sweepLr ?? null;
-  });
+  insertPerSeedColumn(t, exps, 'collapse step', 'ID average', (s) => s.summary.rl?.collapseStep ?? null, collapseCell);
+  t.raw.forEach((r, i) => (r.values.lr = exps[i].spec.sweepLr ?? null));
   return t;
 }
 
@@ -235,12 +243,7 @@ export function guardTable(store: ResultsStore): ReportTable {
     }, BY_LABEL,
     ['SFT phases = per seed, the SFT phases that ran (guard: triggered; ETS: scheduled).',
       'min p({") / max p(<|im_end|>) = the probe after <tool_call> at its worst over the RL steps (what the guard watches).']);
-  t.columns.splice(2, 0, 'SFT phases');
-  t.rows.forEach((r, i) => {
-    const counts = exps[i].seeds.map(sftPhases);
-    r.splice(2, 0, counts.join(', '));
-    t.raw[i].values['SFT phases'] = counts;
-  });
+  insertPerSeedColumn(t, exps, 'SFT phases', 'min p({")', sftPhases, (counts) => counts.join(', '));
   return t;
 }
 
