@@ -3,13 +3,16 @@
 #   1. a project-local venv .venv/ (git-ignored) with pinned JupyterLab, nbconvert, nbclient, ipykernel;
 #   2. the project's tslab kernel "toolrl-tslab" registered INSIDE the venv
 #      (.venv/share/jupyter/kernels/), never in the user's home, rendered from the committed
-#      template jupyter/kernels/toolrl-tslab/kernel.json.in with absolute paths.
-# Warm runs only compare a stamp file and the rendered kernelspec, so they take well under 2 s.
+#      template jupyter/kernels/toolrl-tslab/kernel.json.in with absolute paths;
+#   3. the project's JupyterLab defaults (jupyter/lab/overrides.json: never ask to fetch Jupyter news,
+#      never check for updates) in the venv's application settings folder, where JupyterLab reads
+#      overrides.json as defaults that a user's own settings still win over.
+# Warm runs only compare a stamp file, the rendered kernelspec and the settings file: well under 2 s.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$root/.venv"
-# The system python, not the pyenv one first on PATH (DESIGN D). Override with TOOLRL_PYTHON.
+# The system python, not the pyenv one first on PATH (docs/design.md D). Override with TOOLRL_PYTHON.
 py="${TOOLRL_PYTHON:-/usr/bin/python3}"
 kernel_name="toolrl-tslab"
 template="$root/jupyter/kernels/$kernel_name/kernel.json.in"
@@ -86,4 +89,19 @@ else
     case "$f" in *.in) ;; *) cp "$f" "$kernel_dir/" ;; esac
   done
   say "installed kernel $kernel_name -> $kernel_dir (cwd = $root)"
+fi
+
+# --- 4. JupyterLab setting defaults ----------------------------------------------------------
+# JupyterLab's application directory is <venv>/share/jupyter/lab (`jupyter lab path`); overrides.json in
+# its settings/ folder replaces the defaults of the schemas. Without it, the first start asks in a
+# toast whether to fetch "official Jupyter news" from the internet.
+overrides_src="$root/jupyter/lab/overrides.json"
+overrides_dst="$venv/share/jupyter/lab/settings/overrides.json"
+[ -f "$overrides_src" ] || die "missing $overrides_src"
+if cmp -s "$overrides_src" "$overrides_dst"; then
+  say "lab settings up to date ($overrides_dst)"
+else
+  mkdir -p "$(dirname "$overrides_dst")"
+  cp "$overrides_src" "$overrides_dst"
+  say "installed lab settings -> $overrides_dst (no news fetch, no update check)"
 fi

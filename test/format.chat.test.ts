@@ -51,8 +51,10 @@ test('system prompt: preamble, tools block, call format, hint last', () => {
   assert.equal(lines[1], '<tools>');
   for (let i = 0; i < TOOLS.length; i++) assert.equal(lines[2 + i], renderToolSignature(TOOLS[i]));
   assert.equal(lines[2 + TOOLS.length], '</tools>');
-  assert.match(lines[3 + TOOLS.length], /<tool_call>\{"name": <function-name>, "arguments": <args-json-object>\}<\/tool_call>/);
-  assert.equal(lines.length, 4 + TOOLS.length);
+  // the format sentence shows the paper's layout: tag, newline, JSON, newline, closing tag
+  assert.match(lines.slice(3 + TOOLS.length).join('\n'),
+    /<tool_call>\n\{"name": <function-name>, "arguments": <args-json-object>\}\n<\/tool_call>$/);
+  assert.equal(lines.length, 6 + TOOLS.length);
 
   const py = renderSystemPrompt(TOOLS, { syntax: 'python' });
   assert.match(py, /python list \[func_name\(arg=value\), \.\.\.\]/);

@@ -81,3 +81,70 @@ test('stateShares', () => {
   assert.deepEqual(s, { healthyCall: 0.25, healthyResponse: 0, pollution: 0.25, fullCollapse: 0.5 });
   assert.equal(STRUCTURAL_STATES.reduce((a, k) => a + s[k], 0), 1);
 });
+
+test('role-word leakage: a run of turn headers is fullCollapse, headers next to text are pollution', () => {
+  expectAll('fullCollapse', ['user\nassistant\nuser\nassistant\n', 'assistant', 'user\n<tool_call>\nassistant']);
+  expectAll('pollution', [
+    'user\nList the files in the document folder.', // replays the request
+    'user\n<tool_response>\n{"files": ["a.txt"]}\n</tool_response>', // invents a tool result
+    'The folder holds a.txt.\nuser\nThanks!\nassistant\nYou are welcome.',
+    `<tool_call>\n${CD}\n</tool_call>\nuser\n`,
+  ]);
+  expectAll('pollution', ['user\nList the files.'], 'python');
+  // A role word inside a sentence is just a word.
+  expectAll('healthyResponse', ['The user asked for the files.', 'Which user?\nPlease tell me.']);
+});
+
+test('prose with a parenthesis is not a call; code-style calls are', () => {
+  expectAll('healthyResponse', [
+    "Eve (use_name='Eve') retrieved the reminder",
+    'Total (x = 3) is fine.',
+    'We compared a==b (equal).',
+  ]);
+  expectAll('healthyResponse', ["Eve (use_name='Eve') retrieved the reminder"], 'python');
+  expectAll('pollution', ["Eve get_reminder(use_name='Eve') retrieved it", "I'll run cd(folder='document') now."]);
+});
+
+test('JSON fragments are pieces of a call, not a reply', () => {
+  expectAll('pollution', ['{"', '", "arguments": {}}', '"}}', '{"\n{"\n{"', '"arguments": {"folder": "doc"}}', '"name": "cd"']);
+  expectAll('pollution', ['{"', '", "arguments": {}}'], 'python');
+  expectAll('healthyResponse', ['"Done."', '...', 'The mean is {7.4}.']);
+});
+
+test('classification is linear: 1 MB pathological messages classify in < 100 ms', () => {
+  const MB = 1 << 20;
+  const fill = (unit: string, prefix = '', suffix = '') => prefix + unit.repeat(Math.ceil(MB / unit.length)) + suffix;
+  const cases = [
+    fill('a'), // one long identifier run: the old python-call regex was O(n^2) here
+    fill('a.'),
+    fill('b', 'a('),
+    fill('a', '['),
+    fill('<tool_call>x'), // thousands of unclosed blocks
+    fill('</tool_call>x'),
+    fill('<tool_call>' + ' '.repeat(40), '', 'x'),
+    fill('{ "name" '),
+    fill('user\nassistant\n'),
+    fill('a', "[f(x='", "')]"),
+    fill('a=1, ', '[f(', ')]'),
+    fill('{{', '', '?'),
+  ];
+  for (const s of cases) {
+    for (const syntax of ['json', 'python'] as const) {
+      // Best of 3: the check is about growth, not about a busy machine.
+      let best = Infinity;
+      for (let k = 0; k < 3 && best >= 100; k++) {
+        const t0 = performance.now();
+        classifyMessage(s, syntax);
+        best = Math.min(best, performance.now() - t0);
+      }
+      assert.ok(best < 100, `${syntax} ${JSON.stringify(s.slice(0, 20))}...: ${best.toFixed(0)} ms`);
+    }
+  }
+});
+
+test('long runs of whitespace around tags and role words change nothing', () => {
+  const pad = ' '.repeat(40);
+  expectAll('fullCollapse', [pad + '<|im_end|>' + pad, pad + '\n' + pad, `${pad}user${pad}\n${pad}assistant${pad}`]);
+  expectAll('pollution', [`${pad}user${pad}\nHi.`]);
+  expectAll('healthyResponse', [`${pad}Done.${pad}\n${pad}Bye.`]);
+});

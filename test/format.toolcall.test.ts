@@ -12,16 +12,16 @@ const VARIED: ToolCall[] = [
   { name: 'empty_string', arguments: { s: '' } },
 ];
 
-test('json rendering is canonical', () => {
+test('json rendering is canonical: the paper layout, newlines inside the tags and after each block', () => {
   assert.equal(
     renderToolCall({ name: 'cd', arguments: { folder: 'doc' } }, 'json'),
-    '<tool_call>{"name": "cd", "arguments": {"folder": "doc"}}</tool_call>',
+    '<tool_call>\n{"name": "cd", "arguments": {"folder": "doc"}}\n</tool_call>\n',
   );
   assert.equal(toJsonText({ a: [1, 'x', null, true], b: {} }), '{"a": [1, "x", null, true], "b": {}}');
   assert.equal(
     renderToolCalls(CALLS.slice(0, 2), 'json'),
-    '<tool_call>{"name": "cd", "arguments": {"folder": "document"}}</tool_call>\n' +
-      '<tool_call>{"name": "mv", "arguments": {"source": "final_report.pdf", "destination": "temp"}}</tool_call>',
+    '<tool_call>\n{"name": "cd", "arguments": {"folder": "document"}}\n</tool_call>\n' +
+      '<tool_call>\n{"name": "mv", "arguments": {"source": "final_report.pdf", "destination": "temp"}}\n</tool_call>\n',
   );
 });
 
@@ -147,4 +147,24 @@ test('python: malformed calls give errors, not throws', () => {
   const partial = parseToolCalls("[a(x=1), b(y=", 'python');
   assert.deepEqual(partial.calls, [{ name: 'a', arguments: { x: 1 } }]);
   assert.equal(partial.errors.length, 1);
+});
+
+test('json: a flood of broken blocks is reported 32 times, then once as too many', () => {
+  const good = '<tool_call>\n{"name": "ls", "arguments": {}}\n</tool_call>\n';
+  const r = parseToolCalls('<tool_call>x'.repeat(1000) + good, 'json');
+  assert.equal(r.errors.length, 33);
+  assert.ok(r.errors.slice(0, 32).every((e) => /unbalanced <tool_call>/.test(e)));
+  assert.match(r.errors[32], /^Error: too many malformed tool calls/);
+  assert.equal(r.calls.length, 0); // the rest was not read
+  assert.ok(r.text.length > 0);
+  // below the cap every block is read as before
+  const few = parseToolCalls('<tool_call>x'.repeat(3) + good, 'json');
+  assert.equal(few.errors.length, 3);
+  assert.deepEqual(few.calls, [{ name: 'ls', arguments: {} }]);
+});
+
+test('python: long string literals and escapes parse exactly', () => {
+  const long = 'a'.repeat(100000);
+  assert.deepEqual(parseToolCalls(`[f(x='${long}', y='a\\'b\\\\c\\n\\x41')]`, 'python').calls,
+    [{ name: 'f', arguments: { x: long, y: "a'b\\c\nA" } }]);
 });

@@ -43,7 +43,7 @@ test('a 3-step GRPO smoke run logs every instrument and writes the summary', () 
   assert.equal(tf.memory().numTensors, before, 'the run leaked tensors');
   const recs = readMetrics(path.join(out, 'metrics.jsonl')).filter((r) => r.phase === 'grpo');
   assert.equal(recs.length, 3);
-  for (const k of ['reward', 'zeroRewardGroups', 'entropy', 'kl', 'clipFrac', 'gradNorm', 'rolloutTokensPerS', 'trainTokensPerS',
+  for (const k of ['reward', 'zeroRewardGroups', 'zeroVarianceGroups', 'selfTopOther', 'otherTopOther', 'entropy', 'kl', 'clipFrac', 'gradNorm', 'rolloutTokensPerS', 'trainTokensPerS',
     'pJsonOpen', 'pImEnd', 'pToolCall', 'selfJsonOpen', 'otherJsonOpen', 'selfImEnd', 'otherImEnd', 'selfToolCall', 'otherToolCall',
     'pTopOther', 'healthyCall', 'healthyResponse', 'pollution', 'fullCollapse']) {
     for (const r of recs) assert.equal(typeof r[k], 'number', `${k} missing`);
@@ -57,6 +57,10 @@ test('a 3-step GRPO smoke run logs every instrument and writes the summary', () 
   assert.ok(Math.abs(shares - 1) < 1e-6);
   assert.ok(s.rl && 'peakValAccuracy' in s.rl && 'collapseStep' in s.rl && 'finalStates' in s.rl);
   const saved = JSON.parse(fs.readFileSync(path.join(out, 'summary.json'), 'utf8'));
+  // the committed excerpt of the rollouts: step 1 (and every 10th step, none in a 3-step run)
+  const sample = fs.readFileSync(path.join(out, 'rollouts-sample.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  assert.ok(sample.length > 0 && sample.every((r) => r.step === 1), 'rollouts-sample.jsonl holds the step-1 records');
+  assert.equal(typeof saved.rl.stepsWithSignal, 'number');
   assert.deepEqual(Object.keys(saved.rl.finalStates).sort(), ['fullCollapse', 'healthyCall', 'healthyResponse', 'pollution']);
   assert.ok(fs.existsSync(path.join(out, 'checkpoint', 'model.json')));
   const rollouts = fs.readFileSync(path.join(out, 'rollouts.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));

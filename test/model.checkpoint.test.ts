@@ -54,6 +54,41 @@ describe('checkpoint', () => {
     fs.rmSync(dir, { recursive: true });
   });
 
+  it('damaged checkpoints are refused, naming the file and what is wrong', () => {
+    const dir = tmp();
+    const m = new GPT(defaultGPTConfig(30, { blockSize: 16, nEmbd: 16 }), 1);
+    saveCheckpoint(dir, m, { vocabFingerprint: 'v' });
+    m.dispose();
+    const jsonFile = path.join(dir, 'model.json');
+    const binFile = path.join(dir, 'weights.bin');
+    const good = JSON.parse(fs.readFileSync(jsonFile, 'utf8'));
+    const goodBin = fs.readFileSync(binFile);
+    const withJson = (edit: (j: typeof good) => void) => {
+      const j = JSON.parse(JSON.stringify(good));
+      edit(j);
+      fs.writeFileSync(jsonFile, JSON.stringify(j));
+    };
+    const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    withJson((j) => delete j.tensors);
+    assert.throws(() => loadCheckpoint(dir), new RegExp(`${esc(jsonFile)} has no "tensors" list`));
+    withJson((j) => (j.tensors[1].offset = -4));
+    assert.throws(() => loadCheckpoint(dir), new RegExp(`offset -4 into ${esc(binFile)}`));
+    withJson((j) => (j.tensors[1].offset = j.tensors[0].offset)); // two tensors reading the same bytes
+    assert.throws(() => loadCheckpoint(dir), /overlap in .*weights\.bin/);
+    fs.writeFileSync(jsonFile, '{"format": "toolrl-gpt-v1", "con');
+    assert.throws(() => loadCheckpoint(dir), new RegExp(`${esc(jsonFile)} is not valid JSON`));
+    withJson(() => undefined);
+    const nan = Buffer.from(goodBin);
+    nan.writeFloatLE(NaN, 8);
+    fs.writeFileSync(binFile, nan);
+    assert.throws(() => loadCheckpoint(dir), new RegExp(`in ${esc(binFile)} holds a non-finite value \\(NaN\\) at index 2`));
+    fs.writeFileSync(binFile, goodBin.subarray(0, goodBin.byteLength - 4));
+    assert.throws(() => loadCheckpoint(dir), new RegExp(`${esc(binFile)} has ${goodBin.byteLength - 4} bytes`));
+    fs.writeFileSync(binFile, goodBin);
+    loadCheckpoint(dir).model.dispose(); // restored: loads again
+    fs.rmSync(dir, { recursive: true });
+  });
+
   it('optimizer state round trip', () => {
     const dir = tmp();
     const m = new GPT(defaultGPTConfig(10, { blockSize: 8, nEmbd: 8, nHead: 2, nLayer: 1 }), 1);

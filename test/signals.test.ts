@@ -36,14 +36,25 @@ const run = (name: string, stages: StageSpec[]) => {
   return { out, metrics: readMetrics(path.join(out, 'metrics.jsonl')), records: readStepRecords(path.join(out, 'rollouts.jsonl')) };
 };
 
-test('OPS: rollout 0 of every group is the ground truth, executed and rewarded 1', () => {
+test('OPS: rollout 0 of every group is the ground truth, executed and rewarded 1; LUFFY reweights its tokens', () => {
+  const firstLoss: number[] = [];
+  const firstRollouts: string[] = [];
   for (const luffyGamma of [null, 0.1]) {
     const r = run('ops', [{ kind: 'grpo', config: small, signal: { kind: 'ops', luffyGamma } }]);
     const first = r.records.filter((x) => x.index === 0);
     assert.ok(first.length > 0 && first.every((x) => x.scripted && x.reward === 1));
     assert.ok(r.records.filter((x) => x.index > 0).every((x) => !x.scripted));
-    assert.ok(r.metrics.filter((m) => m.phase === 'grpo').every((m) => Number.isFinite(m.loss as number)));
+    const grpo = r.metrics.filter((m) => m.phase === 'grpo');
+    assert.ok(grpo.every((m) => Number.isFinite(m.loss as number)));
+    firstLoss.push(grpo[0].loss as number);
+    firstRollouts.push(JSON.stringify(r.records.filter((x) => x.step === 1)));
   }
+  // Same seed, same start: step 1 samples the same rollouts with and without LUFFY, so its loss differs only
+  // by the weighting of the ground-truth tokens. Plain GRPO gives them -A * ratio (= -A at step 1); LUFFY gives
+  // -A * p / (p + 0.1), and an untrained policy has small p. A run that ignored luffyGamma would tie.
+  assert.ok(firstRollouts[0].length > 2);
+  assert.equal(firstRollouts[0], firstRollouts[1]);
+  assert.ok(Math.abs(firstLoss[0] - firstLoss[1]) > 1e-3, `loss at step 1: ${firstLoss.join(' vs ')}`);
 });
 
 test('HBG: hinted rollouts are trained on the hint-free prompt', () => {
@@ -63,11 +74,16 @@ test('HBG: hinted rollouts are trained on the hint-free prompt', () => {
   assert.equal(r.metrics.filter((m) => m.phase === 'grpo').length, 2);
 });
 
-test('synchronous per-update SFT loss runs and raises the loss by the SFT term', () => {
-  const r = run('sync-sft', [{ kind: 'grpo', config: small, signal: { kind: 'sync-sft', weight: 1.0 } }]);
-  // a random tiny model has cross-entropy ~ log(vocab) on the teacher tokens: the loss is dominated by it
-  const loss = r.metrics.filter((m) => m.phase === 'grpo').map((m) => m.loss as number);
-  assert.ok(loss.every((l) => l > 3), loss.join(','));
+test('synchronous per-update SFT loss adds weight x the teacher cross-entropy to the GRPO loss', () => {
+  // Step 1 samples the same rollouts whatever the weight (same seed, same start), so its loss differs only by
+  // the SFT term: weight x CE, and a random tiny model has CE ~ log(vocab) > 3 on the teacher tokens.
+  const step1 = (weight: number) => {
+    const r = run('sync-sft', [{ kind: 'grpo', config: small, signal: { kind: 'sync-sft', weight } }]);
+    return r.metrics.filter((m) => m.phase === 'grpo')[0].loss as number;
+  };
+  const [l0, l1, l2] = [0, 1, 2].map(step1);
+  assert.ok(l1 - l0 > 3, `SFT term ${l1 - l0} (losses ${l0}, ${l1})`);
+  assert.ok(Math.abs((l2 - l0) - 2 * (l1 - l0)) < 1e-3 * (l1 - l0), `weight 2 adds ${l2 - l0}, weight 1 adds ${l1 - l0}`);
 });
 
 test('ETS and PRS: SFT phases between RL stages, built from the last RL steps', () => {

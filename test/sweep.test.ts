@@ -1,5 +1,5 @@
 // The sweep's scheduling with a fake launcher (no training): dependency order, the concurrency cap,
-// skip-existing / force, failure propagation to dependents, and the plan of jobs.
+// skip-finished / force, failure propagation to dependents, locks, interruption, and the plan of jobs.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -34,10 +34,18 @@ function fakeLauncher(failing: string[] = []) {
     running--;
     events.push(`end ${name(job)}`);
     if (failing.includes(name(job))) return 1;
-    fs.writeFileSync(path.join(job.out, 'summary.json'), JSON.stringify({ eval: { id: { mean: 0.25 } } }));
+    writeFinished(job);
     return 0;
   };
   return { launch, events, max: () => maxRunning };
+}
+
+/** What a finished run leaves: run.json and a summary.json that names the same run. */
+function writeFinished(job: SweepJob, summaryText?: string): void {
+  const id = { config: job.config, preset: job.preset, seed: job.seed, overrides: {}, backend: 'cpu' };
+  fs.mkdirSync(job.out, { recursive: true });
+  fs.writeFileSync(path.join(job.out, 'run.json'), JSON.stringify({ ...id, init: null, data: 'x' }));
+  fs.writeFileSync(path.join(job.out, 'summary.json'), summaryText ?? JSON.stringify({ ...id, eval: { id: { mean: 0.25 } } }));
 }
 
 const tmpRoot = () => fs.mkdtempSync(path.join(os.tmpdir(), 'toolrl-sweep-'));
@@ -56,7 +64,7 @@ test('runSweep: dependents wait for their init run, at most `concurrency` at onc
   const jobs = planJobs(PRESET, { specs: SPECS, root: tmpRoot() });
   const fake = fakeLauncher();
   const lines: string[] = [];
-  const failures = await runSweep(jobs, { concurrency: 2, launch: fake.launch, specOf, log: (l) => lines.push(l) });
+  const failures = await runSweep(jobs, { concurrency: 2, launch: fake.launch, specOf, log: (l) => lines.push(l), signals: [] });
   assert.deepEqual(failures, []);
   assert.equal(fake.max(), 2);
   for (const seed of [1, 2]) {
@@ -67,35 +75,84 @@ test('runSweep: dependents wait for their init run, at most `concurrency` at onc
   assert.ok(lines.some((l) => /left, eta /.test(l)));
 });
 
-test('runSweep: existing summaries are skipped unless force', async () => {
+test('runSweep: finished runs are skipped (one line) unless force; torn or foreign summaries rerun', async () => {
   const jobs = planJobs(PRESET, { specs: SPECS, root: tmpRoot() });
-  for (const j of jobs.filter((x) => x.config === 'sft')) {
-    fs.mkdirSync(j.out, { recursive: true });
-    fs.writeFileSync(path.join(j.out, 'summary.json'), '{}');
-  }
+  for (const j of jobs.filter((x) => x.config === 'sft')) writeFinished(j);
+  const rl1 = jobs.find((j) => name(j) === 'rl#1') as SweepJob;
+  const rl2 = jobs.find((j) => name(j) === 'rl#2') as SweepJob;
+  writeFinished(rl1, '{"config": "rl", "eval": {"id"'); // a summary cut off mid-write
+  writeFinished(rl2, JSON.stringify({ config: 'rl', preset: 'smoke', seed: 1, overrides: {}, backend: 'cpu' })); // seed 1's
   const fake = fakeLauncher();
   const lines: string[] = [];
-  await runSweep(jobs, { launch: fake.launch, specOf, log: (l) => lines.push(l) });
+  const args: string[][] = [];
+  const launch: Launcher = (job, a, log, abort) => { args.push(a); return fake.launch(job, a, log, abort); };
+  await runSweep(jobs, { launch, specOf, log: (l) => lines.push(l), signals: [] });
   assert.ok(!fake.events.includes('start sft#1') && !fake.events.includes('start sft#2'));
   assert.ok(fake.events.includes('start sft-rl#1'), 'a dependent of a skipped run starts');
-  assert.equal(lines.filter((l) => l.includes('skipped')).length, 2);
+  assert.ok(fake.events.includes('start rl#1') && fake.events.includes('start rl#2'), 'unfinished runs run again');
+  assert.deepEqual(lines.filter((l) => l.includes('skipped')), ['skipped 2 of 6 run(s): finished (summary.json matches run.json)']);
+  assert.ok(args.every((a) => a.includes('--force') && !a.includes('--resume')), 'no resume state: fresh starts clear the folder');
   const again = fakeLauncher();
-  await runSweep(jobs, { launch: again.launch, specOf, log: () => undefined });
-  assert.equal(again.events.length, 0, 'all present: nothing runs');
+  await runSweep(jobs, { launch: again.launch, specOf, log: () => undefined, signals: [] });
+  assert.equal(again.events.length, 0, 'all finished: nothing runs');
   const forced = fakeLauncher();
-  await runSweep(jobs, { launch: forced.launch, specOf, log: () => undefined, force: true });
+  await runSweep(jobs, { launch: forced.launch, specOf, log: () => undefined, force: true, signals: [] });
   assert.equal(forced.events.filter((e) => e.startsWith('start')).length, 6);
+});
+
+test('runSweep: a killed run resumes; a folder locked by a live process fails untouched', async () => {
+  const jobs = planJobs(PRESET, { specs: SPECS, root: tmpRoot(), only: ['rl'] });
+  const [rl1, rl2] = jobs;
+  fs.mkdirSync(path.join(rl1.out, 'resume'), { recursive: true });
+  fs.writeFileSync(path.join(rl1.out, 'resume', 'state.json'), '{}');
+  fs.writeFileSync(path.join(rl1.out, 'run.log'), 'first part\n');
+  fs.mkdirSync(rl2.out, { recursive: true });
+  fs.writeFileSync(path.join(rl2.out, 'run.log'), 'the other writer\n');
+  fs.writeFileSync(path.join(rl2.out, '.lock'), JSON.stringify({ pid: process.ppid, started: 'now' })); // a live pid
+  const fake = fakeLauncher();
+  const seen: string[][] = [];
+  const failures = await runSweep(jobs, { specOf, log: () => undefined, signals: [],
+    launch: (job, a, log, abort) => { seen.push(a); return fake.launch(job, a, log, abort); } });
+  assert.equal(seen.length, 1);
+  assert.ok(seen[0].includes('--resume') && !seen[0].includes('--force'));
+  assert.equal(fs.readFileSync(path.join(rl1.out, 'run.log'), 'utf8'), 'first part\n', 'a resumed run appends to its log');
+  assert.equal(failures.length, 1);
+  assert.match(failures[0].reason, new RegExp(`in use by process ${process.ppid}`));
+  assert.equal(fs.readFileSync(path.join(rl2.out, 'run.log'), 'utf8'), 'the other writer\n');
+});
+
+test('runSweep: SIGTERM stops the running jobs, waits for them, and starts no more', async () => {
+  const jobs = planJobs(PRESET, { specs: SPECS, root: tmpRoot() });
+  let live = 0;
+  let maxLive = 0;
+  const lines: string[] = [];
+  const launch: Launcher = (job, _a, _l, abort) => new Promise((resolve) => {
+    live++;
+    maxLive = Math.max(maxLive, live);
+    const timer = setTimeout(() => { live--; writeFinished(job); resolve(0); }, 5000);
+    abort.addEventListener('abort', () => { clearTimeout(timer); setTimeout(() => { live--; resolve(null); }, 20); });
+  });
+  const done = runSweep(jobs, { concurrency: 2, launch, specOf, log: (l) => lines.push(l), signals: ['SIGTERM'] });
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(live, 2);
+  process.emit('SIGTERM', 'SIGTERM');
+  const failures = await done;
+  assert.equal(live, 0, 'every run had ended when runSweep returned');
+  assert.equal(failures.length, 6);
+  assert.ok(failures.every((f) => f.interrupted), failures.map((f) => f.reason).join('; '));
+  assert.ok(lines.some((l) => /interrupted \(SIGTERM\): stopping 2 running run/.test(l)));
+  assert.equal(process.listenerCount('SIGTERM'), 0, 'the handler is removed');
 });
 
 test('runSweep: a failure is reported with its log, its dependents fail, the rest goes on', async () => {
   const jobs = planJobs(PRESET, { specs: SPECS, root: tmpRoot() });
   const fake = fakeLauncher(['sft#2']);
   const lines: string[] = [];
-  const launch: Launcher = async (job, args, logFile) => {
+  const launch: Launcher = async (job, args, logFile, abort) => {
     fs.appendFileSync(logFile, `training ${name(job)}\nboom at step 3\n`);
-    return fake.launch(job, args, logFile);
+    return fake.launch(job, args, logFile, abort);
   };
-  const failures = await runSweep(jobs, { launch, specOf, log: (l) => lines.push(l) });
+  const failures = await runSweep(jobs, { launch, specOf, log: (l) => lines.push(l), signals: [] });
   assert.deepEqual(failures.map((f) => name(f.job)).sort(), ['sft#2', 'sft-rl#2']);
   assert.equal(failures.find((f) => f.job.config === 'sft')?.code, 1);
   assert.match(failures.find((f) => f.job.config === 'sft-rl')?.reason ?? '', /init run sft seed 2 failed/);

@@ -72,26 +72,28 @@ test('rollout: a scripted teacher row reproduces the teacher conversation token 
   model.dispose();
 });
 
-test('constrained decoding never emits <|im_end|> or <tool_call> right after <tool_call>', () => {
+test('constrained decoding never emits <|im_end|> or <tool_call> right after <tool_call>\\n', () => {
   const tok = tokenizer();
   const model = tinyModel(2);
   const open = tok.id(TOOL_CALL_OPEN);
+  const newline = tok.id('\n');
   const imEnd = tok.id(IM_END);
-  // force every message to open with <tool_call> (ban all else at position 0), then apply the structural mask
-  const allButOpen = Array.from({ length: tok.size }, (_, i) => i).filter((i) => i !== open);
+  // force every message to open with `<tool_call>\n` (ban all else at positions 0 and 1), then apply the mask
+  const allBut = (keep: number) => Array.from({ length: tok.size }, (_, i) => i).filter((i) => i !== keep);
   const structural = structuralMask(tok);
   const ts = tasks('train').slice(0, 4);
   const trajs = rollout(model, tok, ts.map((t) => new Episode(t)), {
     rng: new Rng(1), config: { ...cfg, greedy: true, temperature: 0 },
-    logitMask: (row, soFar) => (soFar.length === 0 ? allButOpen : structural(row, soFar)),
+    logitMask: (row, soFar) => (soFar.length === 0 ? allBut(open) : soFar.length === 1 ? allBut(newline) : structural(row, soFar)),
   });
   let checked = 0;
   for (const t of trajs) {
     for (const m of t.messages) {
       assert.equal(t.ids[m.start], open);
-      if (m.end - m.start > 1) {
-        assert.notEqual(t.ids[m.start + 1], imEnd);
-        assert.notEqual(t.ids[m.start + 1], open);
+      if (m.end - m.start > 2) {
+        assert.equal(t.ids[m.start + 1], newline);
+        assert.notEqual(t.ids[m.start + 2], imEnd);
+        assert.notEqual(t.ids[m.start + 2], open);
         checked++;
       }
     }
@@ -100,13 +102,14 @@ test('constrained decoding never emits <|im_end|> or <tool_call> right after <to
   model.dispose();
 });
 
-test('the json-start probe allows only {" right after <tool_call>, nothing elsewhere', () => {
+test('the json-start probe allows only {" right after <tool_call>\\n, nothing elsewhere', () => {
   const tok = tokenizer();
   const mask = jsonStartMask(tok);
-  const banned = mask(0, tok.encode('<tool_call>')) as number[];
+  const banned = mask(0, tok.encode('<tool_call>\n')) as number[];
   assert.equal(banned.length, tok.size - 1);
   assert.ok(!banned.includes(tok.id('{"')));
   assert.ok(banned.includes(tok.id(IM_END)) && banned.includes(tok.id('{')));
   assert.equal(mask(0, []), null);
-  assert.equal(mask(0, tok.encode('<tool_call>{"')), null);
+  assert.equal(mask(0, tok.encode('<tool_call>')), null, 'the tag alone is not the probe context');
+  assert.equal(mask(0, tok.encode('<tool_call>\n{"')), null);
 });

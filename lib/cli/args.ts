@@ -20,6 +20,7 @@ export interface CommandSpec {
   options: Record<string, OptionSpec>;
 }
 
+/** A bad command line or config: exits 2, before any work starts (and before the backend line). */
 export class UsageError extends Error {}
 
 /** A subcommand: its option spec and what it does with the parsed options. */
@@ -30,7 +31,10 @@ export interface Command {
 
 export type ParsedArgs = Record<string, string | number | boolean | string[] | undefined>;
 
-/** Parse argv (after the command name) against a command spec; throws UsageError naming the argument. */
+/**
+ * Parse argv (after the command name) against a command spec; throws UsageError naming the argument (the
+ * caller prefixes messages with `toolrl <command>: error:`).
+ */
 export function parseArgs(spec: CommandSpec, argv: string[]): ParsedArgs {
   const out: ParsedArgs = {};
   for (const [key, opt] of Object.entries(spec.options)) {
@@ -40,7 +44,7 @@ export function parseArgs(spec: CommandSpec, argv: string[]): ParsedArgs {
   }
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
-    if (!arg.startsWith('--')) throw new UsageError(`${spec.name}: unexpected argument "${arg}"`);
+    if (!arg.startsWith('--')) throw new UsageError(`unexpected argument "${arg}"`);
     let key = arg.slice(2);
     let inline: string | undefined;
     const eq = key.indexOf('=');
@@ -51,26 +55,26 @@ export function parseArgs(spec: CommandSpec, argv: string[]): ParsedArgs {
     const opt = spec.options[key];
     if (!opt) {
       const known = Object.keys(spec.options).map((k) => `--${k}`).join(', ');
-      throw new UsageError(`${spec.name}: unknown option "--${key}" (known: ${known || 'none'})`);
+      throw new UsageError(`unknown option "--${key}" (known: ${known || 'none'})`);
     }
     if (opt.kind === 'flag') {
-      if (inline !== undefined) throw new UsageError(`${spec.name}: --${key} takes no value`);
+      if (inline !== undefined) throw new UsageError(`--${key} takes no value`);
       out[key] = true;
       continue;
     }
     const value = inline ?? argv[++i];
     if (value === undefined || (inline === undefined && value.startsWith('--'))) {
-      throw new UsageError(`${spec.name}: --${key} needs a value`);
+      throw new UsageError(`--${key} needs a value`);
     }
     if (opt.kind === 'number') {
       const n = Number(value);
-      if (!Number.isFinite(n)) throw new UsageError(`${spec.name}: --${key} must be a number, got "${value}"`);
+      if (!Number.isFinite(n)) throw new UsageError(`--${key} must be a number, got "${value}"`);
       out[key] = n;
     } else if (opt.kind === 'list') {
       (out[key] as string[]).push(value);
     } else {
       if (opt.choices && !opt.choices.includes(value)) {
-        throw new UsageError(`${spec.name}: --${key} must be one of ${opt.choices.join(', ')}, got "${value}"`);
+        throw new UsageError(`--${key} must be one of ${opt.choices.join(', ')}, got "${value}"`);
       }
       out[key] = value;
     }
@@ -78,15 +82,25 @@ export function parseArgs(spec: CommandSpec, argv: string[]): ParsedArgs {
   return out;
 }
 
-/** Help text for one command. */
+/** Help text for one command: one line per option, the help column aligned after the longest option. */
 export function commandHelp(spec: CommandSpec): string {
   const lines = [`toolrl ${spec.name}: ${spec.summary}`, '', 'options:'];
-  for (const [key, opt] of Object.entries(spec.options)) {
+  const entries = Object.entries(spec.options).map(([key, opt]) => {
     const arg = opt.kind === 'flag' ? '' : opt.choices ? ` <${opt.choices.join('|')}>` : ' <value>';
     const def = opt.default !== undefined ? ` (default ${opt.default})` : '';
-    lines.push(`  --${key}${arg}`.padEnd(34) + opt.help + def);
-  }
+    return { left: `  --${key}${arg}`, right: opt.help + def };
+  });
+  const width = Math.max(0, ...entries.map((e) => e.left.length)) + 2;
+  for (const e of entries) lines.push(e.left.padEnd(width) + e.right);
   return lines.join('\n');
+}
+
+/** `value` as an integer >= 1, or a UsageError naming the option. */
+export function positiveInt(option: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+    throw new UsageError(`${option} must be an integer >= 1, got ${value}`);
+  }
+  return value;
 }
 
 /** Parse repeated `--set key=value` overrides into an object (numbers and booleans typed). */

@@ -2,15 +2,16 @@
  * The subcommands of `toolrl`. Each is a thin shell over lib: parse options, call the library, print.
  */
 import * as path from 'path';
-import { Command, UsageError, parseOverrides } from './args';
+import { Command, UsageError, parseOverrides, positiveInt } from './args';
 import { initBackend } from '../backend';
 import { PRESETS, getPreset } from '../experiments/presets';
 import { getExperiment, listExperiments } from '../experiments/configs';
-import { resultsDir, runExperiment } from '../experiments/runner';
+import { resultsDir, runExperiment, validateRun, RunOptions } from '../experiments/runner';
 import { runEval, formatEval, EvalSplit } from './eval';
 import { runBench, formatBench } from './bench';
 import { writeDataset } from '../envs/data';
 import { reproduceCommand, reportCommand } from './reproduce';
+import { calibrateCommand } from './calibrate';
 
 const SPLITS = ['id', 'format_ood', 'content_ood'];
 
@@ -34,7 +35,7 @@ const evalCmd: Command = {
       checkpoint: { kind: 'string', help: 'checkpoint folder (model.json + weights.bin)' },
       policy: { kind: 'string', choices: ['teacher'], help: 'a scripted policy instead of a checkpoint' },
       split: { kind: 'string', choices: SPLITS, help: 'which test set', default: 'id' },
-      limit: { kind: 'number', help: 'tasks per category (0 = all)', default: 0 },
+      limit: { kind: 'number', help: 'tasks per category (default: all)' },
       constrained: { kind: 'flag', help: 'forbid structurally impossible tokens after <tool_call> (capability probe)' },
       'json-start': { kind: 'flag', help: 'stricter probe: allow only {" right after <tool_call> (JSON splits)' },
       json: { kind: 'flag', help: 'print the result as JSON' },
@@ -44,16 +45,20 @@ const evalCmd: Command = {
   },
   async run(args) {
     if ((args.checkpoint === undefined) === (args.policy === undefined)) {
-      throw new UsageError('eval: give exactly one of --checkpoint DIR or --policy teacher');
+      throw new UsageError('give exactly one of --checkpoint DIR or --policy teacher');
     }
     if (args.policy !== undefined && (args.constrained || args['json-start'])) {
-      throw new UsageError('eval: --constrained and --json-start need --checkpoint');
+      throw new UsageError('--constrained and --json-start need --checkpoint');
+    }
+    const limit = args.limit === undefined ? 0 : positiveInt('--limit', args.limit);
+    if (args['json-start'] && args.split === 'format_ood') {
+      throw new UsageError('--json-start applies to JSON calls, not to format_ood\'s python syntax');
     }
     if (args.checkpoint !== undefined) await initBackend({ backend: args.backend as string | undefined, verbose: !args.json });
     const res = await runEval({
       checkpoint: args.checkpoint as string | undefined,
       split: args.split as EvalSplit,
-      limit: args.limit as number,
+      limit,
       constrained: Boolean(args.constrained),
       jsonStart: Boolean(args['json-start']),
       dataDir: args.data as string,
@@ -66,9 +71,10 @@ const evalCmd: Command = {
 const bench: Command = {
   spec: {
     name: 'bench',
-    summary: 'training and rollout throughput of the default model on the active backend',
+    summary: 'training, sampling, rollout and GRPO-step speed of the model on the active backend',
     options: {
       json: { kind: 'flag', help: 'print the result as JSON' },
+      model: { kind: 'string', help: 'model shape DxLxH, e.g. 128x4x4 (default: the default model)' },
       runs: { kind: 'number', help: 'timed repetitions (median reported)', default: 5 },
       backend: { kind: 'string', choices: ['tensorflow', 'wasm', 'cpu'], help: 'tfjs backend (default: automatic)' },
       data: { kind: 'string', help: 'data folder', default: 'data' },
@@ -76,7 +82,10 @@ const bench: Command = {
   },
   async run(args) {
     await initBackend({ backend: args.backend as string | undefined, verbose: !args.json });
-    const res = runBench({ runs: args.runs as number, dataDir: args.data as string });
+    const res = runBench({
+      runs: args.runs as number, dataDir: args.data as string, model: args.model as string | undefined,
+      log: (msg) => process.stderr.write(`[bench] ${msg}\n`),
+    });
     process.stdout.write(args.json ? JSON.stringify(res, null, 2) + '\n' : formatBench(res) + '\n');
   },
 };
@@ -91,7 +100,8 @@ const run: Command = {
       seed: { kind: 'number', help: 'seed of the run', default: 1 },
       set: { kind: 'list', help: 'override a config field: --set grpo.lr=3e-4 (repeatable)' },
       out: { kind: 'string', help: 'output folder (default data/results/<preset>/<config>/seed-<n>)' },
-      resume: { kind: 'flag', help: 'continue a killed run from OUT/resume/' },
+      resume: { kind: 'flag', help: 'continue a killed run from OUT/resume/ (only the same run)' },
+      force: { kind: 'flag', help: 'clear an output folder that holds results and start again' },
       init: { kind: 'string', help: 'start from this checkpoint folder instead of the config\'s initial policy' },
       list: { kind: 'flag', help: 'list the experiment configs and exit' },
       backend: { kind: 'string', choices: ['tensorflow', 'wasm', 'cpu'], help: 'tfjs backend (default: automatic)' },
@@ -103,22 +113,29 @@ const run: Command = {
       for (const e of listExperiments()) process.stdout.write(`${e.name.padEnd(18)}${e.title}\n`);
       return;
     }
-    if (args.config === undefined) throw new UsageError('run: --config NAME is required (see toolrl run --list)');
+    if (args.config === undefined) throw new UsageError('--config NAME is required (see toolrl run --list)');
     const seed = args.seed as number;
-    if (!Number.isInteger(seed) || seed < 1) throw new UsageError(`run: --seed must be an integer >= 1, got ${seed}`);
+    if (!Number.isInteger(seed) || seed < 1) throw new UsageError(`--seed must be an integer >= 1, got ${seed}`);
     let spec;
     try {
       spec = getExperiment(args.config as string);
     } catch (e) {
-      throw new UsageError(`run: --config: ${(e as Error).message}`);
+      throw new UsageError(`--config: ${(e as Error).message}`);
     }
     const preset = getPreset(args.preset as string);
     const overrides = parseOverrides(args.set as string[]);
     const out = (args.out as string | undefined) ?? resultsDir(preset.name, spec.name, seed);
+    const opts: RunOptions = { preset, seed, out, overrides, resume: Boolean(args.resume), force: Boolean(args.force),
+      initCheckpoint: args.init as string | undefined, dataDir: args.data as string, shouldStop: parentWatch() };
+    try {
+      validateRun(spec, opts); // every option and config, before the backend starts and the folder is touched
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
     await initBackend({ backend: args.backend as string | undefined, verbose: true });
-    const summary = runExperiment(spec, { preset, seed, out, overrides, resume: Boolean(args.resume),
-      initCheckpoint: args.init as string | undefined, dataDir: args.data as string });
-    process.stdout.write(`wrote ${path.relative(process.cwd(), path.join(out, 'summary.json')) || 'summary.json'}\n`);
+    const summary = runExperiment(spec, opts);
+    // the path as the user gave it: absolute stays absolute, relative stays relative
+    process.stdout.write(`wrote ${path.join(out, 'summary.json')}\n`);
     const id = summary.eval.id;
     if (id) process.stdout.write(`ID mean accuracy ${id.mean.toFixed(3)}\n`);
     if (summary.rl) {
@@ -129,4 +146,15 @@ const run: Command = {
   },
 };
 
-export const COMMANDS: Command[] = [data, evalCmd, bench, run, reproduceCommand, reportCommand];
+/**
+ * A run started by `reproduce` gets its parent's pid in TOOLRL_PARENT_PID. When that parent dies (even by
+ * kill -9, which lets it clean up nothing), the run is re-parented, and it stops at its next step rather than
+ * go on writing results nobody waits for (a rerun of reproduce resumes it).
+ */
+function parentWatch(): (() => string | null) | undefined {
+  const want = Number(process.env.TOOLRL_PARENT_PID);
+  if (!Number.isInteger(want) || want <= 0) return undefined;
+  return () => (process.ppid !== want ? `the process that started this run (pid ${want}) has ended` : null);
+}
+
+export const COMMANDS: Command[] = [data, evalCmd, calibrateCommand, bench, run, reproduceCommand, reportCommand];

@@ -14,7 +14,7 @@ import { Task } from '../envs/task';
 import { evaluateModel } from '../train/evaluate';
 import { jsonStartMask, structuralMask } from '../train/rollout';
 import { perCategory } from '../experiments/runner';
-import { ProgressBar } from './progress';
+import { ProgressBar } from '../util/progress';
 import { activeBackend } from '../backend';
 
 export type EvalSplit = 'id' | 'format_ood' | 'content_ood';

@@ -7,7 +7,8 @@
  *   toolrl run    --config NAME [--preset P] [--seed N] [--set k=v ...] [--out DIR]
  *   toolrl reproduce [--preset smoke|quick|full] [--out DIR]
  *
- * Errors go to stderr with a non-zero exit and name what was wrong.
+ * Errors go to stderr in one style, `toolrl <command>: error: <what>`, and name what was wrong: bad
+ * arguments or configs exit 2 (before any work starts), failures while working exit 1.
  */
 import { UsageError, commandHelp, parseArgs } from './args';
 import { COMMANDS } from './commands';
@@ -38,14 +39,10 @@ async function main(argv: string[]): Promise<number> {
     await cmd.run(parseArgs(cmd.spec, rest));
     return 0;
   } catch (err) {
-    if (err instanceof UsageError) {
-      process.stderr.write(`toolrl ${err.message}\n`);
-      return 2;
-    }
     const msg = err instanceof Error ? err.message : String(err);
     process.stderr.write(`toolrl ${name}: error: ${msg}\n`);
     if (process.env.TOOLRL_DEBUG && err instanceof Error && err.stack) process.stderr.write(err.stack + '\n');
-    return 1;
+    return err instanceof UsageError ? 2 : 1;
   }
 }
 

@@ -48,7 +48,7 @@ export const reproduceCommand: Command = {
       ...common,
       only: { kind: 'string', help: 'comma-separated configs (plus what they start from), e.g. vanilla-rl,ets' },
       seeds: { kind: 'string', help: 'comma-separated seeds (default: the preset\'s), e.g. 1' },
-      force: { kind: 'flag', help: 're-run jobs whose summary.json exists' },
+      force: { kind: 'flag', help: 're-run finished jobs too (their folders are cleared first)' },
       jobs: { kind: 'number', help: 'runs at once (one per core)', default: 2 },
       backend: { kind: 'string', choices: ['tensorflow', 'wasm', 'cpu'], help: 'tfjs backend of the runs (default: automatic)' },
     },
@@ -57,23 +57,28 @@ export const reproduceCommand: Command = {
     const preset = getPreset(args.preset as string);
     const root = args.results as string;
     const jobsN = args.jobs as number;
-    if (!Number.isInteger(jobsN) || jobsN < 1) throw new UsageError(`reproduce: --jobs must be an integer >= 1, got ${jobsN}`);
+    if (!Number.isInteger(jobsN) || jobsN < 1) throw new UsageError(`--jobs must be an integer >= 1, got ${jobsN}`);
     const only = args.only === undefined ? undefined : String(args.only).split(',').map((s) => s.trim()).filter(Boolean);
     const seeds = args.seeds === undefined ? undefined : String(args.seeds).split(',').map((x) => Number(x.trim()));
     if (seeds && !seeds.every((x) => Number.isInteger(x) && x >= 1)) {
-      throw new UsageError(`reproduce: --seeds must be integers >= 1, got ${args.seeds}`);
+      throw new UsageError(`--seeds must be integers >= 1, got ${args.seeds}`);
     }
     const { planJobs, runSweep } = await loadSweep();
     let jobs;
     try {
       jobs = planJobs(preset, { only, seeds, root });
     } catch (e) {
-      throw new UsageError(`reproduce: ${(e as Error).message}`);
+      throw new UsageError((e as Error).message);
     }
     process.stdout.write(`reproduce: preset ${preset.name}, ${jobs.length} run(s) (${new Set(jobs.map((j) => j.config)).size} config(s) x ` +
       `seeds ${(seeds ?? preset.seeds).join(', ')}), ${jobsN} at once, results under ${path.join(root, preset.name)}\n`);
     const extraArgs = args.backend ? ['--backend', args.backend as string] : [];
     const failures = await runSweep(jobs, { concurrency: jobsN, force: Boolean(args.force), extraArgs });
+    const stopped = failures.filter((f) => f.interrupted);
+    if (stopped.length) {
+      // no report from a study cut off on purpose: the rerun that resumes it will build one
+      throw new Error(`interrupted: ${stopped.length} run(s) stopped or not started; rerun the same command to resume them`);
+    }
     const out = reportDir(args, preset.name, root);
     // a partial study still gets a report: what finished is worth seeing while the failures are fixed
     const failed = failures.length ? `${failures.length} run(s) failed: ` +

@@ -1,5 +1,5 @@
 /**
- * The logit-gradient split (DESIGN A.5). For a trained token x_t with advantage A, the policy-gradient
+ * The logit-gradient split (docs/design.md A.5). For a trained token x_t with advantage A, the policy-gradient
  * objective A * log p(x_t) pushes every logit k by
  *     A * (1[k = x_t] - p_k)
  * which splits into a "self" part on the sampled token, A * (1 - p_{x_t}), and an "other" part, -A * p_k,
@@ -46,4 +46,25 @@ export function gradientSplit(inp: SplitInput): SplitResult {
     }
   }
   return { self, other, positions: inp.sampled.length };
+}
+
+/**
+ * The same split for the token that is most likely at each probe position outside the three probe tokens
+ * (`tops[i]`, per position): where the mass goes when neither control token rises. Sums the push on each
+ * position's own top-other token; `id` is the most frequent of them (null without positions).
+ */
+export function topOtherSplit(sampled: number[], advantages: number[], tops: { id: number; p: number }[]):
+  { id: number | null; self: number; other: number } {
+  let self = 0;
+  let other = 0;
+  const counts = new Map<number, number>();
+  tops.forEach((t, i) => {
+    const A = advantages[i];
+    if (sampled[i] === t.id) self += A * (1 - t.p);
+    else other += -A * t.p;
+    counts.set(t.id, (counts.get(t.id) ?? 0) + 1);
+  });
+  let id: number | null = null;
+  for (const [k, n] of counts) if (id === null || n > counts.get(id)!) id = k;
+  return { id, self, other };
 }

@@ -1,5 +1,5 @@
 /**
- * The multi-turn checker of DESIGN A.3 (BFCL-V3 multi-turn, reduced to one API family per task).
+ * The multi-turn checker of docs/design.md A.3 (BFCL-V3 multi-turn, reduced to one API family per task).
  *
  * 1. The number of user turns the model completed must equal the GT's number of turns.
  * 2. For every GT turn t with calls:
@@ -9,7 +9,7 @@
  *    - the multiset of GT results of turns 0..t must be contained in the model's results of turns 0..t
  *      (so read-only calls such as `ls` count: their results must have been fetched).
  *    GT turns without calls (miss_param / miss_func turns) are skipped.
- * The first failing turn is reported as errorTurn (ETS and PRS use it, DESIGN A.6). When all completed turns
+ * The first failing turn is reported as errorTurn (ETS and PRS use it, docs/design.md A.6). When all completed turns
  * pass but the count is wrong, errorTurn is the first GT turn the model did not complete (or turns.length when
  * the model completed more turns than the GT has).
  *

@@ -1,5 +1,5 @@
 /**
- * The general tool-use corpus: our stand-in for ToolACE (DESIGN A.6 "ACE-SFT", B "base instruct checkpoint").
+ * The general tool-use corpus: our stand-in for ToolACE (docs/design.md A.6 "ACE-SFT", B "Base checkpoint").
  *
  * Conversations in the chat format of A.2, mostly single-turn: a system prompt with 3-6 tools, a request, one
  * or two tool-call messages with plausible JSON results, and a short reply. Some requests need no tool (plain
@@ -25,7 +25,7 @@ export interface CorpusConfig {
   /**
    * Share of conversations using the training world's functions (other phrasings). Default 0.45: at 0.2 the
    * base model reached 4% greedy ID accuracy and no reward at all when sampled at temperature 1, so GRPO had
-   * no signal (DESIGN B asks for a non-zero success rate).
+   * no signal (docs/design.md B asks for a non-zero success rate).
    */
   worldFunctionShare: number;
   /** Share of requests no tool can serve (plain reply). Default 0.1. */
@@ -34,7 +34,7 @@ export interface CorpusConfig {
   askShare: number;
   /**
    * Share of synthetic conversations posed in the python-list syntax. Default 0.1: a pretrained instruct model
-   * has seen python calls, so format-OOD (DESIGN A.7) tests a known-but-untrained format, not unseen tokens.
+   * has seen python calls, so format-OOD (docs/design.md A.7) tests a known-but-untrained format, not unseen tokens.
    */
   pythonShare: number;
   seed: number;

@@ -1,5 +1,5 @@
 /**
- * Synthetic functions of the general tool-use corpus (the ToolACE stand-in, DESIGN A.6 / B): everyday APIs
+ * Synthetic functions of the general tool-use corpus (the ToolACE stand-in, docs/design.md A.6 / B): everyday APIs
  * that are NOT the world's families, composed from a modest word pool, each with request phrasings and a
  * plausible result. A model SFT-ed on them learns the *format* and the habit of mapping requests to calls,
  * not the world's functions.
@@ -19,7 +19,7 @@ const MOVIES = ['avatar', 'frozen', 'inception', 'jaws', 'titanic'];
 const INGREDIENTS = ['rice', 'chicken', 'tomato', 'cheese', 'egg', 'potato'];
 const WEATHER = ['sunny', 'rainy', 'cloudy', 'windy', 'snowy'];
 const TASK_TITLES = ['clean the kitchen', 'call the doctor', 'wash the car', 'plan the trip', 'read a book', 'visit grandma'];
-/** Todo titles also draw on the world's phrases, so their words are known everywhere (DESIGN B: closed vocabulary). */
+/** Todo titles also draw on the world's phrases, so their words are known everywhere (docs/design.md B: closed vocabulary). */
 const TODO_TITLES = TASK_TITLES.concat(REMINDER_TITLES);
 const STATUS_TEXTS = MESSAGE_TEXTS.concat(FILE_TEXTS);
 const POST_WORDS = Array.from(new Set(STATUS_TEXTS.flatMap((t) => t.split(' ')).filter((w) => w.length >= 4))).sort();

@@ -1,7 +1,7 @@
 /**
  * World-function conversations of the general corpus: requests for the training families' functions, written
  * with phrasings the task generator never uses ("Print the contents of notes.txt" vs "Read notes.txt for me").
- * They give the "instruct" base model partial skill on the world (DESIGN B: a non-zero success rate, so GRPO
+ * They give the "instruct" base model partial skill on the world (docs/design.md B: a non-zero success rate, so GRPO
  * has signal) without copying the task distribution.
  */
 import type { ToolCall } from '../format/types';

@@ -1,6 +1,6 @@
 /**
- * The committed dataset (DESIGN B: "splits are generated deterministically from a seed and committed under
- * data/"): task splits, the general corpus, the vocabulary and summary statistics.
+ * The committed dataset (docs/design.md B, "World": splits are generated deterministically from a seed
+ * and committed under data/): task splits, the general corpus, the vocabulary and summary statistics.
  *
  * - train: 100 tasks each of base / miss_param / miss_func (the paper's 300 training tasks, A.1).
  * - test: 100 per category including long_context, deduplicated against train by content.
@@ -22,6 +22,7 @@ import { makeHint } from './hints';
 import { Episode } from './episode';
 import { errorProbeTexts } from './vocab';
 import { JUDGE_TEXTS } from './judge';
+import { readJsonl } from '../util/jsonl';
 import { CATEGORIES, Category, REFUSAL_FUNC, REFUSAL_PARAM, TRAIN_CATEGORIES, Task, TURN_DONE } from './task';
 
 export type TaskSplit = 'train' | 'test' | 'format_ood' | 'content_ood';
@@ -70,7 +71,7 @@ function teacherText(t: Task, syntax?: CallSyntax): string {
   return renderConversation(teacherTrajectory(syntax ? { ...t, syntax: t.syntax ?? syntax } : t));
 }
 
-/** The hinted system prompt of a task (HBG shows it during sampling; DESIGN A.6). */
+/** The hinted system prompt of a task (HBG shows it during sampling; docs/design.md A.6). */
 function hintedPrompt(t: Task): string {
   return renderConversation(new Episode(t, { hint: makeHint(t) }).initialMessages());
 }
@@ -180,17 +181,8 @@ export function writeDataset(dir: string = 'data', seed: number = DEFAULT_DATA_S
 }
 
 function readLines(file: string): { line: number; value: unknown }[] {
-  if (!fs.existsSync(file)) throw new Error(`${file} not found; run \`npx toolrl data\` to generate it`);
-  const out: { line: number; value: unknown }[] = [];
-  fs.readFileSync(file, 'utf8').split('\n').forEach((s, i) => {
-    if (s.trim() === '') return;
-    try {
-      out.push({ line: i + 1, value: JSON.parse(s) });
-    } catch (e) {
-      throw new Error(`${file}:${i + 1}: invalid JSON (${(e as Error).message})`);
-    }
-  });
-  return out;
+  // strict: the splits are written whole, never appended, so even a torn last line is damage to report
+  return readJsonl(file, `${file} not found; run \`npx toolrl data\` to generate it`, true).rows;
 }
 
 function checkTask(v: unknown, where: string): Task {

@@ -1,5 +1,5 @@
 /**
- * One multi-turn episode: the environment side of a rollout (DESIGN A.2).
+ * One multi-turn episode: the environment side of a rollout (docs/design.md A.2).
  *
  * - A message with call syntax (`parseToolCalls(...).hasCallSyntax`) is an action: its parsed calls run in
  *   order on the episode's family instance, every malformed call becomes an error text, and the observation
@@ -21,9 +21,9 @@ import { CheckResult, TurnRecord, checkTask } from './checker';
 export interface EpisodeOptions {
   /** Call syntax of the prompt and the parser. Default: the task's own syntax, else 'json'. */
   syntax?: CallSyntax;
-  /** Default 30 (DESIGN A.2). */
+  /** Default 30 (docs/design.md A.2). */
   maxAssistantMessages?: number;
-  /** HBG hint appended to the system prompt (DESIGN A.6). */
+  /** HBG hint appended to the system prompt (docs/design.md A.6). */
   hint?: string;
 }
 
@@ -134,7 +134,7 @@ export class Episode {
     return this.turns.map((t) => ({ calls: cloneJson(t.calls as never), results: t.results.slice(), state: cloneJson(t.state), completed: t.completed }));
   }
 
-  /** Checker verdict and binary reward (DESIGN A.3); valid at any time, final once done. */
+  /** Checker verdict and binary reward (docs/design.md A.3); valid at any time, final once done. */
   result(): EpisodeResult {
     const r = checkTask(this.task, this.turns);
     return { ...r, reward: r.pass ? 1 : 0 };

@@ -1,5 +1,5 @@
 /**
- * Policy-agnostic evaluation (DESIGN A.7): run every task as an Episode, ask a batched policy for the next
+ * Policy-agnostic evaluation (docs/design.md A.7): run every task as an Episode, ask a batched policy for the next
  * assistant message of each live episode, and score with the checker. Reports per-category accuracy, their
  * mean (the paper's headline average) and the share of each structural state (A.5) over all messages.
  * The model-backed evaluation lives in lib/train/evaluate.ts; this one serves scripted policies (the teacher)

@@ -1,5 +1,5 @@
 /**
- * The seeded task generator (DESIGN A.1, B): BFCL-V3-like multi-turn tasks in four categories.
+ * The seeded task generator (docs/design.md A.1, B): BFCL-V3-like multi-turn tasks in four categories.
  *
  * - base: 1-3 user turns, 1-4 GT calls per turn (a turn may chain two requests).
  * - miss_param: one turn leaves out a required value (GT empty: the right move is to ask); the next turn
@@ -31,7 +31,7 @@ export interface GenerateOptions {
   chainProb?: number;
   /**
    * Longest teacher conversation kept, in tokens (pre-tokenizer pieces = token ids of any vocabulary built
-   * from the data). Default 512, long_context 1000: a trajectory must fit the tiny model's context (DESIGN B).
+   * from the data). Default 512, long_context 1000: a trajectory must fit the tiny model's context (docs/design.md B).
    */
   maxTokens?: number;
 }

@@ -1,5 +1,5 @@
 /**
- * HBG hints (DESIGN A.6): a short templated summary of the GT solution, appended to the system prompt of two
+ * HBG hints (docs/design.md A.6): a short templated summary of the GT solution, appended to the system prompt of two
  * rollouts per group during sampling only. The paper allows up to 300 words; ours stay around 40 so the prompt
  * fits the tiny model's context: `Turn 1: cd docs, then ls. Turn 2: ask for the missing value.`
  */

@@ -1,5 +1,5 @@
 /**
- * The rule-based judge of process-reflection supervision (PRS, DESIGN A.6). The paper asks a strong LLM to
+ * The rule-based judge of process-reflection supervision (PRS, docs/design.md A.6). The paper asks a strong LLM to
  * read one rollout per group together with the per-turn ground truth and write a turn-by-turn reflection;
  * the policy is then fine-tuned to produce that reflection from the judge prompt. Our judge is a set of
  * rules over the replayed episode (no network, no API key), writing the same parts in templated English:
@@ -77,11 +77,16 @@ interface TurnVerdict {
   fix: string;
 }
 
+/** Calls written as the policy writes them, without the newline that ends the last block (text follows). */
+function callBlocks(calls: ToolCall[], syntax: CallSyntax): string {
+  return renderToolCalls(calls, syntax).trimEnd();
+}
+
 function judgeTurn(task: Task, t: number, rec: TurnRecord | undefined, badFormat: boolean, syntax: CallSyntax): TurnVerdict {
   const gt = task.turns[t].gt;
   const intent = gt.length ? gt.map(callSummary).join(', then ')
     : task.category === 'miss_func' ? 'say the function is not available' : 'ask for the missing value';
-  const fix = gt.length ? gt.map((c) => renderToolCalls([c], syntax)).join(' ') : intent + '.';
+  const fix = gt.length ? callBlocks(gt, syntax) : intent + '.';
   const calls = rec ? rec.calls : [];
   const rightCalls = calls.filter((c) => gt.some((g) => sameCall(g, c)));
   let right = rightCalls.length ? rightCalls.map((c) => `the call ${callSummary(c)} was right.`).join(' ') : 'nothing was right.';
@@ -117,7 +122,7 @@ export function buildArgPool(tasks: Task[]): Map<string, JsonValue[]> {
 /** The judge prompt of PRS: the rollout transcript and the correct calls of each turn. */
 export function judgePrompt(task: Task, record: RolloutRecord, syntax: CallSyntax = 'json'): Message[] {
   const { log } = replay(task, record.messages, syntax);
-  const gt = task.turns.map((turn, i) => `Turn ${i + 1}: ${turn.gt.length ? renderToolCalls(turn.gt, syntax) : 'none'}`);
+  const gt = task.turns.map((turn, i) => `Turn ${i + 1}: ${turn.gt.length ? callBlocks(turn.gt, syntax) : 'none'}`);
   return [
     { role: 'system', content: JUDGE_SYSTEM },
     { role: 'user', content: `${log.join('\n')}\nCorrect calls:\n${gt.join('\n')}` },
@@ -154,7 +159,7 @@ export function judgeReflection(task: Task, record: RolloutRecord, pool: Map<str
       const options = (pool.get(`${base.name}.${k}`) ?? []).filter((v) => JSON.stringify(v) !== JSON.stringify(base.arguments[k]));
       if (options.length === 0) continue;
       const varied: ToolCall = { name: base.name, arguments: { ...base.arguments, [k]: rng.pick(options) } };
-      const text = `If the user asks for ${callSummary(varied)}: ${renderToolCalls([varied], syntax)}`;
+      const text = `If the user asks for ${callSummary(varied)}: ${callBlocks([varied], syntax)}`;
       if (!scenarios.includes(text)) scenarios.push(text);
     }
     if (scenarios.length) lines.push(`Similar scenarios: ${scenarios.join(' ')}`);

@@ -1,5 +1,5 @@
 /**
- * The two out-of-distribution test sets of DESIGN A.7.
+ * The two out-of-distribution test sets of docs/design.md A.7.
  * - format-OOD: the ID test tasks (minus long_context) posed in the python-list syntax `[func(arg=value)]`;
  *   the system prompt asks for it, the teacher writes it, the checker is the same.
  * - content-OOD: tasks of a family training never sees (reminders), categories base / miss_param / miss_func.

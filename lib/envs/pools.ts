@@ -1,7 +1,7 @@
 /**
  * Fixed value pools shared by the families, the task generator and the corpus.
  *
- * A tiny model needs a closed, modest vocabulary (DESIGN B "Tokens"): every file name, contact, symbol and
+ * A tiny model needs a closed, modest vocabulary (docs/design.md B "Tokens"): every file name, contact, symbol and
  * message text comes from here, so the whole world spells itself with a few hundred word pieces.
  */
 

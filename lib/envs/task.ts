@@ -1,5 +1,5 @@
 /**
- * The task record: a BFCL-V3-style multi-turn task (DESIGN A.1) reduced to one API family.
+ * The task record: a BFCL-V3-style multi-turn task (docs/design.md A.1) reduced to one API family.
  *
  * A task is plain JSON, so splits are committed as JSONL under data/tasks and reloaded without code.
  */
@@ -8,7 +8,7 @@ import type { CallSyntax, JsonValue, ToolCall, ToolSpec } from '../format/types'
 export type Category = 'base' | 'miss_param' | 'miss_func' | 'long_context';
 
 export const CATEGORIES: readonly Category[] = ['base', 'miss_param', 'miss_func', 'long_context'];
-/** The categories RL and SFT train on; long_context is evaluation only (DESIGN A.1). */
+/** The categories RL and SFT train on; long_context is evaluation only (docs/design.md A.1). */
 export const TRAIN_CATEGORIES: readonly Category[] = ['base', 'miss_param', 'miss_func'];
 
 export interface TaskTurn {
@@ -28,13 +28,13 @@ export interface Task {
   /** Functions offered in the system prompt at the start (a miss_func task lacks the withheld one). */
   tools: ToolSpec[];
   turns: TaskTurn[];
-  /** Call syntax the task is posed in; absent means 'json'. Format-OOD tasks carry 'python' (DESIGN A.7). */
+  /** Call syntax the task is posed in; absent means 'json'. Format-OOD tasks carry 'python' (docs/design.md A.7). */
   syntax?: CallSyntax;
 }
 
-/** The fixed refusal for a miss_func turn (DESIGN A.6). */
+/** The fixed refusal for a miss_func turn (docs/design.md A.6). */
 export const REFUSAL_FUNC = 'The required function is not available.';
-/** The fixed refusal for a miss_param turn (DESIGN A.6). */
+/** The fixed refusal for a miss_param turn (docs/design.md A.6). */
 export const REFUSAL_PARAM = 'The required parameters are missing.';
-/** The short reply that closes a turn whose calls are done (DESIGN A.6: "end each turn with a short reply"). */
+/** The short reply that closes a turn whose calls are done (docs/design.md A.6: teachers close each turn with a short reply). */
 export const TURN_DONE = 'Done.';

@@ -1,5 +1,5 @@
 /**
- * Teacher trajectories (DESIGN A.6): the GT replayed through the simulator.
+ * Teacher trajectories (docs/design.md A.6): the GT replayed through the simulator.
  *
  * Each GT call is its own assistant message, the environment's observation follows, and each turn ends with
  * a short reply (`Done.`); a miss_func turn gets the fixed refusal "The required function is not available."

@@ -1,5 +1,5 @@
 /**
- * The texts the closed vocabulary is built from (DESIGN B "Tokens"): everything the model can read or write
+ * The texts the closed vocabulary is built from (docs/design.md B "Tokens"): everything the model can read or write
  * in any split. Besides conversations, the environment's own error texts must be spelled without `<unk>`,
  * because a policy that calls badly reads them during RL.
  */

@@ -1,6 +1,6 @@
 /**
  * The registry of named experiments: an index of the paper. Each entry says which method or official
- * script it mirrors (DESIGN A.4, A.6) and what differs at our scale. Learning rates are ours (a ~0.25M
+ * script it mirrors (docs/design.md A.4, A.6) and what differs at our scale. Learning rates are ours (a ~0.25M
  * parameter model needs far larger steps than the paper's 1.5B model); their 10x ratios follow the paper.
  */
 import { ExperimentSpec, rlSizes, StageSpec } from './spec';
@@ -23,15 +23,16 @@ const EXPERIMENTS: ExperimentSpec[] = [
     title: 'Base "instruct" model: SFT from scratch on the general corpus',
     paper: 'Stands in for Qwen2.5-1.5B-Instruct: a policy with general tool-use skill and a little in-domain exposure ' +
       '(the paper starts every run from the released instruct checkpoint; we build ours from the ToolACE-like corpus ' +
-      'plus 900 generated world dialogues outside the train and test splits).',
+      'plus 3,000 generated world dialogues outside the train and test splits).',
     init: { kind: 'scratch' },
     stages: (p) => [
       { kind: 'sft', data: 'corpus', config: { lr: 3e-3, epochs: p.baseEpochs, batchSize: 16, warmupRatio: 0.05 } },
       // The corpus alone gave 0% ID accuracy (greedy; ~37% healthy calls): a 0.3M-parameter model does not
       // transfer from other APIs to multi-turn world tasks. An instruct model has seen some in-domain dialogues:
-      // 300 generated world tasks per training category, in neither the train nor the test split. With 100 per
-      // category and 3 epochs the base reached 6% greedy ID accuracy and ~0 sampled reward: GRPO had no signal.
-      { kind: 'sft', data: 'world-sample', count: 300, config: { lr: 1e-3, epochs: 4, batchSize: 16, warmupRatio: 0.1 } },
+      // generated world tasks of the training categories, in neither the train nor the test split. Calibrated
+      // (`toolrl calibrate`, docs/design.md B): 300 per category x 4 epochs left 3% sampled success and 84% of
+      // GRPO groups without signal; 1000 per category x 8 epochs is the size the calibration asked for.
+      { kind: 'sft', data: 'world-sample', count: 1000, config: { lr: 1e-3, epochs: 8, batchSize: 16, warmupRatio: 0.1 } },
     ],
   },
   {
@@ -58,7 +59,7 @@ const EXPERIMENTS: ExperimentSpec[] = [
     label: 'FCL-SFT (lr low)',
     group: 'method',
     title: 'FCL-SFT (lr low): the same with a 10x smaller learning rate',
-    paper: 'Paper FCL-SFT at lr 1e-6 (the learning-rate comparison of DESIGN A.7). Here: SFT_LR_LOW = SFT_LR_HIGH / 10.',
+    paper: 'Paper FCL-SFT at lr 1e-6 (the learning-rate comparison of docs/design.md A.7). Here: SFT_LR_LOW = SFT_LR_HIGH / 10.',
     init: { kind: 'checkpoint', path: BASE_CHECKPOINT },
     stages: (p) => [{ kind: 'sft', data: 'teacher-train', config: { lr: SFT_LR_LOW, epochs: p.fclEpochs, batchSize: 16, warmupRatio: 0.1 } }],
   },
@@ -93,7 +94,7 @@ export function interleavedSteps(total: number): [number, number, number] {
   return [a, b, Math.max(1, total - a - b)];
 }
 
-/** RL stage -> SFT phase -> RL -> SFT -> RL, fresh optimizer and 5 warmup steps per RL stage (DESIGN A.6). */
+/** RL stage -> SFT phase -> RL -> SFT -> RL, fresh optimizer and 5 warmup steps per RL stage (docs/design.md A.6). */
 function interleavedStages(p: Preset, source: 'ets' | 'prs', sftLr: number): StageSpec[] {
   const [a, b, c] = interleavedSteps(p.rlSteps);
   const rl = (steps: number): StageSpec => ({ kind: 'grpo', config: { ...rlSizes(p), steps, lr: RL_LR, warmupSteps: 5 } });
@@ -185,7 +186,7 @@ EXPERIMENTS.push(
 );
 
 /**
- * The learning-rate sweep of vanilla GRPO (DESIGN B: report every rate, including those that do not collapse).
+ * The learning-rate sweep of vanilla GRPO (docs/design.md B: report every rate, including those that do not collapse).
  * The sweep's point at RL_LR is vanilla-rl itself (its `sweepLr`), so the configs below are the other rates.
  */
 export const LR_SWEEP_RATES = [1e-4, 3e-4, 1e-3, 3e-3];
@@ -194,7 +195,7 @@ for (const lr of LR_SWEEP) {
   EXPERIMENTS.push({
     name: `vanilla-rl-lr${lr.toExponential(0).replace('+', '')}`, label: `lr ${lr.toExponential(0)}`, group: 'lr-sweep', sweepLr: lr,
     title: `Vanilla GRPO at learning rate ${lr.toExponential(0)}`,
-    paper: 'The paper compares learning rates (DESIGN A.7: lr modulates collapse). Same recipe as vanilla-rl, other lr.',
+    paper: 'The paper compares learning rates (docs/design.md A.7: lr modulates collapse). Same recipe as vanilla-rl, other lr.',
     init: { kind: 'checkpoint', path: BASE_CHECKPOINT },
     stages: (p) => [{ kind: 'grpo', config: { ...rlSizes(p), lr } }],
   });

@@ -2,10 +2,11 @@
  * `--set key=value` overrides on an experiment's stages. A key applies to every stage whose config kind
  * it names (`grpo.lr=3e-4`, `sft.epochs=2`) or, unprefixed, to every stage whose component config has that
  * field (`lr=3e-4` sets both SFT and GRPO learning rates). A key that no stage accepts is an error naming
- * it, so a typo never runs the default experiment silently.
+ * it, so a typo never runs the default experiment silently. validateStages then checks every stage's merged
+ * config, so a bad value is rejected before a run touches its output folder.
  */
-import { defaultSFTConfig } from '../train/sft';
-import { defaultGRPOConfig } from '../train/grpo/config';
+import { defaultSFTConfig, SFTConfig } from '../train/sft';
+import { defaultGRPOConfig, GRPOConfig, validateGRPOConfig } from '../train/grpo/config';
 import { StageSpec } from './spec';
 
 const FIELDS: Record<'sft' | 'grpo', object> = { sft: defaultSFTConfig, grpo: defaultGRPOConfig };
@@ -35,4 +36,27 @@ export function applyOverrides(stages: StageSpec[], overrides: Record<string, st
     if (applied === 0) throw new Error(`--set ${rawKey}: no stage of this experiment has a field "${key}"`);
   }
   return out;
+}
+
+/** Reject SFT configs that cannot run, naming the field and value. */
+export function validateSFTConfig(cfg: SFTConfig): void {
+  for (const k of ['epochs', 'batchSize', 'maxLen'] as const) {
+    if (!Number.isInteger(cfg[k]) || cfg[k] < 1) throw new Error(`sft config: ${k} must be an integer >= 1, got ${cfg[k]}`);
+  }
+  if (!(cfg.lr > 0)) throw new Error(`sft config: lr must be > 0, got ${cfg.lr}`);
+  if (!(cfg.warmupRatio >= 0 && cfg.warmupRatio < 1)) throw new Error(`sft config: warmupRatio must be in [0, 1), got ${cfg.warmupRatio}`);
+  if (!(cfg.weightDecay >= 0)) throw new Error(`sft config: weightDecay must be >= 0, got ${cfg.weightDecay}`);
+  if (!(cfg.maxGradNorm > 0)) throw new Error(`sft config: maxGradNorm must be > 0, got ${cfg.maxGradNorm}`);
+}
+
+/** Check every stage's config merged over its defaults (what the stage will run with); throws naming the stage. */
+export function validateStages(stages: StageSpec[]): void {
+  stages.forEach((s, i) => {
+    try {
+      if (s.kind === 'grpo') validateGRPOConfig({ ...defaultGRPOConfig, ...s.config } as GRPOConfig);
+      else validateSFTConfig({ ...defaultSFTConfig, ...s.config } as SFTConfig);
+    } catch (e) {
+      throw new Error(`stage ${i} (${s.kind}): ${(e as Error).message}`);
+    }
+  });
 }

@@ -1,13 +1,15 @@
 /**
  * Presets scale every experiment at once:
+ * - micro: the smallest run that still takes every code path (one RL step of one prompt group; interleaved
+ *          schemes still get their three RL stages), for the end-to-end test of `reproduce`;
  * - smoke: seconds per run, for tests and notebooks executed headless (nothing learned, every code path run);
  * - quick: the whole study on two cores with wasm, two seeds (the committed results);
  * - full:  closer to the paper's step counts (300 RL steps), for a long run.
  * Experiment configs read their sizes from here, so one preset flag changes the whole study coherently.
  */
 
-export type PresetName = 'smoke' | 'quick' | 'full';
-export const PRESETS: PresetName[] = ['smoke', 'quick', 'full'];
+export type PresetName = 'micro' | 'smoke' | 'quick' | 'full';
+export const PRESETS: PresetName[] = ['micro', 'smoke', 'quick', 'full'];
 
 export interface Preset {
   name: PresetName;
@@ -34,6 +36,11 @@ export interface Preset {
 }
 
 export const PRESET_TABLE: Record<PresetName, Preset> = {
+  micro: {
+    name: 'micro', rlSteps: 1, promptsPerStep: 1, promptsPerMiniBatch: 1, valEvery: 1, valTasksPerCategory: 1,
+    checkpointEvery: 1, baseEpochs: 1, corpusLimit: 16, fclEpochs: 1, trainTaskLimit: 3, evalTasksPerCategory: 1,
+    seeds: [1],
+  },
   smoke: {
     name: 'smoke', rlSteps: 3, promptsPerStep: 2, promptsPerMiniBatch: 1, valEvery: 3, valTasksPerCategory: 1,
     checkpointEvery: 2, baseEpochs: 1, corpusLimit: 64, fclEpochs: 1, trainTaskLimit: 16, evalTasksPerCategory: 1,

@@ -1,9 +1,11 @@
 /**
  * Exact resume of a killed RL run. Every `checkpointEvery` steps the runner saves, into `out/resume/`:
- * the policy weights, the AdamW moments and step count, the trainer's step and PRNG state, and how far the
- * logs had got. `--resume` restores all of it and cuts the logs back, so the continued run writes the same
- * metrics as an uninterrupted one (same seed, same backend). The folder is replaced atomically (written
- * as `resume.tmp/`, then renamed), so a kill during a save leaves the previous state intact.
+ * the policy weights, the AdamW moments and step count, the trainer's step and PRNG state, how far the
+ * logs had got, and the identity of the run (run.json's fields: config, overrides, seed, backend, data
+ * fingerprint). `--resume` refuses a state that belongs to another run, restores the rest and cuts the logs
+ * back by rewriting them, so the continued run writes the same metrics as an uninterrupted one (same seed,
+ * same backend). The folder is replaced atomically (written as `resume.tmp/`, then renamed), so a kill
+ * during a save leaves the previous state intact.
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -12,9 +14,14 @@ import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint';
 import { Tokenizer } from '../format/tokenizer';
 import { AdamWState } from '../train/optim';
 import { GRPOTrainer, TrainerState } from '../train/grpo/trainer';
-import { MetricsLog, readMetrics } from '../train/metrics';
+import { MetricRecord, MetricsLog } from '../train/metrics';
+import { readJsonFile, writeJsonAtomic } from '../util/atomic';
+import { keepFirstBytes, keepFirstRecords } from '../util/jsonl';
+import { RunIdentity, describeIdentity, identityDiff, resumeDir } from './store';
 
 interface ResumeMeta {
+  /** Absent in states written before identities were recorded (then run.json alone is checked). */
+  identity?: RunIdentity;
   stage: number;
   globalStepBase: number;
   trainer: TrainerState;
@@ -24,6 +31,7 @@ interface ResumeMeta {
 }
 
 export interface ResumeSave {
+  identity: RunIdentity;
   stage: number;
   globalStepBase: number;
   model: GPT;
@@ -32,10 +40,17 @@ export interface ResumeSave {
   vocabFingerprint: string;
 }
 
+/** Delete a resume folder, its state.json first: a folder with a state.json is always complete. */
+function removeState(dir: string): void {
+  fs.rmSync(path.join(dir, 'state.json'), { force: true });
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
 export function saveResumeState(out: string, s: ResumeSave): void {
   const dir = path.join(out, 'resume');
   const tmp = path.join(out, 'resume.tmp');
-  fs.rmSync(tmp, { recursive: true, force: true });
+  const old = path.join(out, 'resume.old');
+  removeState(tmp);
   fs.mkdirSync(tmp, { recursive: true });
   saveCheckpoint(path.join(tmp, 'model'), s.model, { vocabFingerprint: s.vocabFingerprint });
   const st: AdamWState = s.trainer.opt.getState();
@@ -50,42 +65,94 @@ export function saveResumeState(out: string, s: ResumeSave): void {
   fs.writeFileSync(path.join(tmp, 'optimizer.bin'), Buffer.concat(chunks));
   const rolloutsFile = path.join(out, 'rollouts.jsonl');
   const meta: ResumeMeta = {
-    stage: s.stage, globalStepBase: s.globalStepBase, trainer: s.trainer.getState(), metricsLines: s.metricsLines,
-    rolloutBytes: fs.existsSync(rolloutsFile) ? fs.statSync(rolloutsFile).size : 0,
+    identity: s.identity, stage: s.stage, globalStepBase: s.globalStepBase, trainer: s.trainer.getState(),
+    metricsLines: s.metricsLines, rolloutBytes: fs.existsSync(rolloutsFile) ? fs.statSync(rolloutsFile).size : 0,
     optimizer: { stepCount: st.stepCount, tensors },
   };
-  fs.writeFileSync(path.join(tmp, 'state.json'), JSON.stringify(meta, null, 2) + '\n');
-  fs.rmSync(dir, { recursive: true, force: true });
+  writeJsonAtomic(path.join(tmp, 'state.json'), meta); // last: from here on resume.tmp/ is complete
+  if (fs.existsSync(dir)) {
+    removeState(old);
+    fs.renameSync(dir, old);
+  }
   fs.renameSync(tmp, dir);
+  removeState(old);
 }
 
 export interface ResumeState {
   stage: number;
   globalStepBase: number;
+  /** RL steps of the resumed stage already done. */
+  step: number;
   model: GPT;
   restoreTrainer(trainer: GRPOTrainer): void;
+  /** Cut metrics.jsonl and rollouts.jsonl back to the saved point (by rewriting) and load the kept metrics. */
   trimLogs(metrics: MetricsLog): void;
 }
 
-export function loadResumeState(out: string, tok: Tokenizer): ResumeState {
-  const dir = path.join(out, 'resume');
-  const stateFile = path.join(dir, 'state.json');
-  if (!fs.existsSync(stateFile)) {
-    throw new Error(`--resume: no resume state in ${dir} (a run saves one every checkpointEvery RL steps)`);
+/** Reject a state.json that is not an object of the expected shape, naming the file and the field. */
+function checkMeta(m: ResumeMeta, file: string): void {
+  const bad = (what: string) => new Error(`${file}: ${what}`);
+  if (!m || typeof m !== 'object') throw bad('expected a JSON object');
+  if (m.identity !== undefined && (m.identity === null || typeof m.identity !== 'object')) throw bad('"identity" must be an object');
+  for (const k of ['stage', 'globalStepBase', 'metricsLines', 'rolloutBytes'] as const) {
+    if (!Number.isInteger(m[k]) || m[k] < 0) throw bad(`"${k}" must be an integer >= 0, got ${JSON.stringify(m[k])}`);
   }
-  const meta = JSON.parse(fs.readFileSync(stateFile, 'utf8')) as ResumeMeta;
-  const model = loadCheckpoint(path.join(dir, 'model'), { expectVocabFingerprint: tok.fingerprint }).model;
-  const buf = fs.readFileSync(path.join(dir, 'optimizer.bin'));
+  if (!m.trainer || !Number.isInteger(m.trainer.step) || typeof m.trainer.rngState !== 'number') {
+    throw bad('"trainer" must hold step and rngState');
+  }
+  const o = m.optimizer;
+  if (!o || !Number.isInteger(o.stepCount) || !Array.isArray(o.tensors)) throw bad('"optimizer" must hold stepCount and tensors');
+  for (const t of o.tensors) {
+    if (!t || typeof t.name !== 'string' || (t.which !== 'm' && t.which !== 'v') || !Number.isInteger(t.length) || t.length < 0) {
+      throw bad(`optimizer tensor entry ${JSON.stringify(t)} is malformed`);
+    }
+  }
+}
+
+/**
+ * Load `out/resume/` for the run `identity`; throws, naming the file, when it is missing, damaged, or
+ * belongs to another run (naming both).
+ */
+export function loadResumeState(out: string, tok: Tokenizer, identity: RunIdentity): ResumeState {
+  const dir = resumeDir(out);
+  if (dir === null) {
+    throw new Error(`--resume: no resume state in ${path.join(out, 'resume')} (a run saves one every checkpointEvery RL steps)`);
+  }
+  const stateFile = path.join(dir, 'state.json');
+  const meta = readJsonFile<ResumeMeta>(stateFile, 'resume state');
+  checkMeta(meta, stateFile);
+  if (!meta.identity) {
+    // written before resume states recorded their run: the caller has checked run.json, which must exist
+    if (!fs.existsSync(path.join(out, 'run.json'))) {
+      throw new Error(`${stateFile} records no run identity and ${out} has no run.json: cannot tell whose state it is`);
+    }
+    process.stderr.write(`note: ${stateFile} predates run identities; checked against run.json only\n`);
+  }
+  const diff = meta.identity ? identityDiff(meta.identity, identity) : [];
+  if (diff.length) {
+    throw new Error(`--resume: ${stateFile} belongs to another run (${describeIdentity(meta.identity as RunIdentity)}), ` +
+      `not to this one (${describeIdentity(identity)}): ${diff.join('; ')}`);
+  }
+  const binFile = path.join(dir, 'optimizer.bin');
+  if (!fs.existsSync(binFile)) throw new Error(`resume state: missing file ${binFile}`);
+  const buf = fs.readFileSync(binFile);
+  const need = meta.optimizer.tensors.reduce((a, t) => a + t.length * 4, 0);
+  if (buf.byteLength !== need) throw new Error(`${binFile} has ${buf.byteLength} bytes, ${stateFile} says ${need}`);
   const opt: AdamWState = { stepCount: meta.optimizer.stepCount, m: {}, v: {} };
   let offset = 0;
   for (const t of meta.optimizer.tensors) {
-    const bytes = buf.subarray(offset, offset + t.length * 4);
-    opt[t.which][t.name] = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+    const a = new Float32Array(buf.buffer.slice(buf.byteOffset + offset, buf.byteOffset + offset + t.length * 4));
+    for (let i = 0; i < a.length; i++) {
+      if (!Number.isFinite(a[i])) throw new Error(`${binFile}: optimizer moment ${t.which}/${t.name} holds a non-finite value at index ${i}`);
+    }
+    opt[t.which][t.name] = a;
     offset += t.length * 4;
   }
+  const model = loadCheckpoint(path.join(dir, 'model'), { expectVocabFingerprint: tok.fingerprint }).model;
   return {
     stage: meta.stage,
     globalStepBase: meta.globalStepBase,
+    step: meta.trainer.step,
     model,
     restoreTrainer(trainer) {
       trainer.setState(meta.trainer);
@@ -93,11 +160,9 @@ export function loadResumeState(out: string, tok: Tokenizer): ResumeState {
     },
     trimLogs(metrics) {
       const file = metrics.file as string;
-      const kept = fs.existsSync(file) ? readMetrics(file).slice(0, meta.metricsLines) : [];
-      fs.writeFileSync(file, kept.map((r) => JSON.stringify(r) + '\n').join(''));
+      const kept = keepFirstRecords<MetricRecord>(file, meta.metricsLines);
       metrics.records.push(...kept);
-      const rolloutsFile = path.join(out, 'rollouts.jsonl');
-      if (fs.existsSync(rolloutsFile)) fs.truncateSync(rolloutsFile, meta.rolloutBytes);
+      keepFirstBytes(path.join(out, 'rollouts.jsonl'), meta.rolloutBytes);
     },
   };
 }

@@ -2,12 +2,18 @@
  * Runs one experiment end to end: build or load the starting policy, run its stages (SFT / GRPO) with
  * metrics and checkpoints, then evaluate greedily on the ID test split (free and constrained), format-OOD
  * and content-OOD, and write `summary.json`. Output folder layout:
- *   run.json        what was run (config, preset, seed, overrides)
+ *   run.json        what was run (config, preset, seed, overrides, init, backend, data fingerprint)
  *   metrics.jsonl   one line per SFT or RL step (field `phase`), RL lines with every instrument
  *   rollouts.jsonl  step records of the RL rollouts (task id, messages, reward, errorTurn)
+ *   rollouts-sample.jsonl  the records of step 1 and every 10th step (committed; rollout_sample.ts)
  *   checkpoint/     the final policy
- *   resume/         the latest RL checkpoint with optimizer and sampler state (for --resume)
+ *   resume/         the latest RL checkpoint with optimizer and sampler state (for --resume; see resume.ts)
  *   summary.json    final evaluation and the RL summary
+ *   .lock           the pid of the process writing the folder (while it runs)
+ *
+ * Every option and config is checked before the folder is touched. A fresh run refuses a folder that holds
+ * results unless `force` (which clears it first); `resume` continues only the run that run.json and the
+ * resume state describe. run.json and summary.json are replaced atomically (temp file + rename).
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -24,14 +30,19 @@ import { encodeConversation, TrainingSequence } from '../train/encode';
 import { evaluateModel, EvalResult } from '../train/evaluate';
 import { structuralMask } from '../train/rollout';
 import { MetricsLog, readMetrics, MetricRecord } from '../train/metrics';
-import { ProgressBar } from '../cli/progress';
+import { ProgressBar } from '../util/progress';
+import { writeJsonAtomic } from '../util/atomic';
+import { acquireLock, lockHolder } from '../util/lock';
 import { ExperimentSpec, SFTData, StageSpec } from './spec';
 import { Preset } from './presets';
-import { applyOverrides } from './overrides';
+import { applyOverrides, validateStages } from './overrides';
 import { getExperiment } from './configs';
 import { summarizeRL, RLSummary } from './summary';
+import { writeRolloutSample } from './rollout_sample';
 import { loadResumeState } from './resume';
 import { RunContext, runGRPO, runInterleavedSFT, runSFT } from './stages';
+import { RunIdentity, clearRunFolder, resumeDir, dataFingerprint, describeIdentity, identityDiff, readRunJson, resultEntries,
+  unfinishedReason } from './store';
 
 /**
  * The final evaluations: ID test tasks, the same with constrained decoding (the capability probe: only
@@ -45,8 +56,12 @@ export interface RunOptions {
   seed: number;
   out: string;
   overrides?: Record<string, string | number | boolean>;
-  /** Continue a killed run from `out/resume/`. */
+  /** Continue a killed run from `out/resume/` (only the run that run.json and the resume state name). */
   resume?: boolean;
+  /** Clear a folder that holds results and start afresh (without it, such a folder is refused). */
+  force?: boolean;
+  /** Asked before every logged step; a reason (string) stops the run there with that error. */
+  shouldStop?: () => string | null;
   /** Start from this checkpoint folder instead of the experiment's own initial policy (recorded in run.json). */
   initCheckpoint?: string;
   /** Terminal progress bars (default true). */
@@ -85,19 +100,84 @@ export function perCategory(tasks: Task[], n: number): Task[] {
   return tasks.filter((t) => (count[t.category] = (count[t.category] ?? 0) + 1) <= n);
 }
 
-function initialModel(spec: ExperimentSpec, tok: Tokenizer, opts: RunOptions): { model: GPT; source: string | null } {
+/** The checkpoint folder the run starts from (null: from scratch); throws when it is missing. */
+function initDir(spec: ExperimentSpec, opts: RunOptions): string | null {
   const init = opts.initCheckpoint !== undefined ? { kind: 'checkpoint' as const, path: opts.initCheckpoint } : spec.init;
-  if (init.kind === 'scratch') return { model: new GPT(defaultGPTConfig(tok.size, init.model ?? {}), opts.seed), source: null };
-  let dir: string;
-  if (init.kind === 'checkpoint') dir = init.path;
-  else {
-    dir = path.join(resultsDir(opts.preset.name, init.name, opts.seed, path.dirname(path.dirname(path.dirname(opts.out)))), 'checkpoint');
-    if (!fs.existsSync(path.join(dir, 'model.json'))) {
-      throw new Error(`${spec.name} starts from ${init.name}, whose checkpoint is missing at ${dir}: ` +
-        `run \`npx toolrl run --config ${init.name} --preset ${opts.preset.name} --seed ${opts.seed}\` first`);
+  if (init.kind === 'scratch') return null;
+  if (init.kind === 'checkpoint') {
+    if (!fs.existsSync(path.join(init.path, 'model.json'))) {
+      throw new Error(`${spec.name} starts from the checkpoint ${init.path}, which has no model.json`);
     }
+    return init.path;
+  }
+  const dir = path.join(resultsDir(opts.preset.name, init.name, opts.seed, path.dirname(path.dirname(path.dirname(opts.out)))), 'checkpoint');
+  if (!fs.existsSync(path.join(dir, 'model.json'))) {
+    throw new Error(`${spec.name} starts from ${init.name}, whose checkpoint is missing at ${dir}: ` +
+      `run \`npx toolrl run --config ${init.name} --preset ${opts.preset.name} --seed ${opts.seed}\` first`);
+  }
+  return dir;
+}
+
+function initialModel(spec: ExperimentSpec, tok: Tokenizer, opts: RunOptions): { model: GPT; source: string | null } {
+  const dir = initDir(spec, opts);
+  if (dir === null) {
+    const init = spec.init.kind === 'scratch' ? spec.init : { kind: 'scratch' as const };
+    return { model: new GPT(defaultGPTConfig(tok.size, init.model ?? {}), opts.seed), source: null };
   }
   return { model: loadCheckpoint(dir, { expectVocabFingerprint: tok.fingerprint }).model, source: dir };
+}
+
+/**
+ * Everything that can be checked before the output folder is touched: the options, the stages with their
+ * overrides applied and validated, and the starting checkpoint. Returns the stages to run.
+ */
+export function validateRun(spec: ExperimentSpec, opts: RunOptions): StageSpec[] {
+  if (!Number.isInteger(opts.seed) || opts.seed < 1) throw new Error(`seed must be an integer >= 1, got ${opts.seed}`);
+  if (opts.resume && opts.force) throw new Error('--resume and --force exclude each other (resume continues a run, force starts it again)');
+  const stages = applyOverrides(spec.stages(opts.preset), opts.overrides ?? {});
+  validateStages(stages);
+  const init = initDir(spec, opts);
+  const rel = init === null ? null : path.relative(path.resolve(opts.out), path.resolve(init));
+  if (rel !== null && !rel.startsWith('..') && !path.isAbsolute(rel)) {
+    throw new Error(`the starting checkpoint ${init} lies inside the output folder ${opts.out}, which a fresh run clears`);
+  }
+  // the folder checks again under the lock (prepareFolder); here they fail before any work starts
+  const holder = lockHolder(opts.out);
+  if (holder) throw new Error(`run folder ${opts.out} is in use by process ${holder.pid} (since ${holder.started})`);
+  const held = resultEntries(opts.out);
+  if (!opts.resume && !opts.force && held.length) throw new Error(holdsResults(opts.out, held));
+  if (opts.resume && resumeDir(opts.out) === null) {
+    throw new Error(`--resume: no resume state in ${path.join(opts.out, 'resume')} (a run saves one every checkpointEvery RL steps)`);
+  }
+  return stages;
+}
+
+const holdsResults = (out: string, held: string[]) => `${out} already holds results (${held.join(', ')}): ` +
+  'pass --force to clear it and start again, or --resume to continue a killed run';
+
+/**
+ * Make the locked folder ready: for a fresh run refuse (or with `force` clear) old results and write run.json;
+ * for --resume check that the folder holds this unfinished run.
+ */
+function prepareFolder(out: string, identity: RunIdentity, opts: RunOptions): void {
+  if (opts.resume) {
+    if (unfinishedReason(out) === null) {
+      throw new Error(`--resume: ${out} holds a finished run (summary.json); nothing to resume (--force starts it again)`);
+    }
+    if (fs.existsSync(path.join(out, 'run.json'))) {
+      const old = readRunJson(out);
+      const diff = identityDiff(old, identity, true); // a run.json of an older version lacks the data fingerprint
+      if (diff.length) {
+        throw new Error(`--resume: ${path.join(out, 'run.json')} is another run (${describeIdentity(old)}), ` +
+          `not this one (${describeIdentity(identity)}): ${diff.join('; ')}`);
+      }
+    }
+    return;
+  }
+  const held = resultEntries(out);
+  if (held.length && !opts.force) throw new Error(holdsResults(out, held));
+  clearRunFolder(out);
+  writeJsonAtomic(path.join(out, 'run.json'), identity);
 }
 
 /** Seed of the world-sample tasks (distinct from the splits' seeds, and deduplicated against them). */
@@ -124,17 +204,36 @@ export function runExperiment(spec: ExperimentSpec, opts: RunOptions): RunSummar
   const t0 = Date.now();
   const dataDir = opts.dataDir ?? 'data';
   const overrides = opts.overrides ?? {};
-  const stages = applyOverrides(spec.stages(opts.preset), overrides);
-  fs.mkdirSync(opts.out, { recursive: true });
+  const stages = validateRun(spec, opts); // throws before anything is written
   const tok = loadTokenizer(path.join(dataDir, 'vocab.json'));
-  const resume = opts.resume ? loadResumeState(opts.out, tok) : null;
-  if (!opts.resume) {
-    fs.writeFileSync(path.join(opts.out, 'run.json'), JSON.stringify({ config: spec.name, preset: opts.preset.name,
-      seed: opts.seed, overrides, init: opts.initCheckpoint ?? null, backend: tf.getBackend() }, null, 2) + '\n');
-    for (const f of ['rollouts.jsonl']) if (fs.existsSync(path.join(opts.out, f))) fs.unlinkSync(path.join(opts.out, f));
+  const identity: RunIdentity = { config: spec.name, preset: opts.preset.name, seed: opts.seed, overrides,
+    init: opts.initCheckpoint ?? null, backend: tf.getBackend(), data: dataFingerprint(dataDir) };
+  const release = acquireLock(opts.out, 'run folder');
+  try {
+    prepareFolder(opts.out, identity, opts);
+    return runLocked(spec, opts, stages, tok, identity, t0);
+  } finally {
+    release();
   }
-  const metrics = new MetricsLog(path.join(opts.out, 'metrics.jsonl'), { truncate: !resume });
-  if (resume) resume.trimLogs(metrics);
+}
+
+function runLocked(spec: ExperimentSpec, opts: RunOptions, stages: StageSpec[], tok: Tokenizer, identity: RunIdentity,
+  t0: number): RunSummary {
+  const dataDir = opts.dataDir ?? 'data';
+  const overrides = identity.overrides;
+  const resume = opts.resume ? loadResumeState(opts.out, tok, identity) : null;
+  const stop = opts.shouldStop;
+  const metrics = new MetricsLog(path.join(opts.out, 'metrics.jsonl'), {
+    truncate: !resume,
+    beforeLog: stop ? () => { const why = stop(); if (why) throw new Error(`${spec.name} stopped: ${why}`); } : undefined,
+  });
+  if (resume) {
+    resume.trimLogs(metrics);
+    if (opts.progress !== false) {
+      process.stderr.write(`${spec.name}: resuming ${opts.out} at RL step ${resume.step} of stage ${resume.stage} ` +
+        `(${metrics.records.length} logged records kept)\n`);
+    }
+  }
 
   const { model: initModel, source } = initialModel(spec, tok, opts);
   let model = initModel;
@@ -149,7 +248,7 @@ export function runExperiment(spec: ExperimentSpec, opts: RunOptions): RunSummar
   })();
   const testTasks = loadTasks('test', dataDir);
   const ctx: RunContext = {
-    name: spec.name, preset: opts.preset, seed: opts.seed, out: opts.out, tok, model, source, trainTasks,
+    name: spec.name, identity, preset: opts.preset, seed: opts.seed, out: opts.out, tok, model, source, trainTasks,
     valTasks: perCategory(testTasks, opts.preset.valTasksPerCategory), metrics, globalStep: 0,
     progress: showProgress, resume, onStep: opts.onStep, sftFinalLoss: null,
   };
@@ -184,6 +283,7 @@ export function runExperiment(spec: ExperimentSpec, opts: RunOptions): RunSummar
       evals[split] = rest;
     }
     const rlRecords = metrics.records.filter((r) => r.phase === 'grpo');
+    writeRolloutSample(opts.out);
     const summary: RunSummary = {
       config: spec.name, title: spec.title, paper: spec.paper, preset: opts.preset.name, seed: opts.seed, overrides,
       eval: evals,
@@ -192,7 +292,7 @@ export function runExperiment(spec: ExperimentSpec, opts: RunOptions): RunSummar
       backend: tf.getBackend(),
       seconds: (Date.now() - t0) / 1000,
     };
-    fs.writeFileSync(path.join(opts.out, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
+    writeJsonAtomic(path.join(opts.out, 'summary.json'), summary);
     return summary;
   } finally {
     model.dispose();

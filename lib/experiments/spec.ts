@@ -27,7 +27,7 @@ export type SFTData =
   /** Teacher trajectories of the training tasks (FCL-SFT). */
   | 'teacher-train';
 
-/** A synchronous supervisory signal inside every RL batch (DESIGN A.6). */
+/** A synchronous supervisory signal inside every RL batch (docs/design.md A.6). */
 export type SignalSpec =
   | { kind: 'ops'; luffyGamma?: number | null }
   | { kind: 'hbg' }

@@ -22,14 +22,17 @@ import { syncSftSignal } from '../train/signals/syncsft';
 import { etsData, failedTasks, lastSteps, prsData, readStepRecords } from '../train/interleaved';
 import { evaluateModel } from '../train/evaluate';
 import { MetricRecord, MetricsLog } from '../train/metrics';
-import { ProgressBar } from '../cli/progress';
+import { ProgressBar } from '../util/progress';
 import { GuardSpec, SignalSpec, StageSpec } from './spec';
 import { Preset } from './presets';
 import { saveResumeState, ResumeState } from './resume';
+import { RunIdentity } from './store';
 
 /** What every stage can read and update. */
 export interface RunContext {
   name: string;
+  /** What the run is (run.json); saved with every resume state. */
+  identity: RunIdentity;
   preset: Preset;
   seed: number;
   out: string;
@@ -142,7 +145,7 @@ export function runGRPO(ctx: RunContext, si: number, stage: Extract<StageSpec, {
         lastPhase = trainer.stepIndex;
       }
       if (cfg.checkpointEvery > 0 && trainer.stepIndex % cfg.checkpointEvery === 0 && trainer.stepIndex < cfg.steps) {
-        saveResumeState(ctx.out, { stage: si, globalStepBase: base, model: ctx.model, trainer,
+        saveResumeState(ctx.out, { identity: ctx.identity, stage: si, globalStepBase: base, model: ctx.model, trainer,
           metricsLines: ctx.metrics.records.length, vocabFingerprint: ctx.tok.fingerprint });
       }
     }

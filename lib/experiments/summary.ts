@@ -20,6 +20,11 @@ export interface RLSummary {
   /** Probe probabilities averaged over the last `tail` steps; `topOther`: the last step's most likely other token. */
   finalProbe: { pJsonOpen: number; pImEnd: number; pToolCall: number; pTopOther?: number; topOther?: string | null };
   finalReward: number;
+  /**
+   * RL steps with any policy-gradient signal: at least one group whose rewards differ (zeroVarianceGroups < 1).
+   * null for runs logged before the field existed.
+   */
+  stepsWithSignal: number | null;
 }
 
 const num = (r: MetricRecord, k: string): number | undefined => (typeof r[k] === 'number' ? (r[k] as number) : undefined);
@@ -52,5 +57,7 @@ export function summarizeRL(records: MetricRecord[], tail = 5): RLSummary {
     finalProbe: { pJsonOpen: avg('pJsonOpen'), pImEnd: avg('pImEnd'), pToolCall: avg('pToolCall'), pTopOther: avg('pTopOther'),
       topOther: last.length && typeof last[last.length - 1].probeTopOther === 'string' ? last[last.length - 1].probeTopOther as string : null },
     finalReward: avg('reward'),
+    stepsWithSignal: records.some((r) => num(r, 'zeroVarianceGroups') !== undefined)
+      ? records.filter((r) => (num(r, 'zeroVarianceGroups') ?? 1) < 1).length : null,
   };
 }

@@ -4,9 +4,15 @@
  * separate processes also keep one run's crash or leak from touching the others.
  *
  * A job whose spec starts from another experiment's checkpoint (init kind 'experiment') waits for that
- * job of the same preset and seed; if that one fails, the dependent fails without starting. A job whose
- * summary.json exists is skipped (the results store is the checkpoint of the whole study), unless
- * `force`. A job with a resume/ folder but no summary was killed mid-run and continues with --resume.
+ * job of the same preset and seed; if that one fails, the dependent fails without starting. A finished job
+ * (a summary.json that parses and matches its run.json) is skipped (the results store is the checkpoint of
+ * the whole study), unless `force`. A job with a resume state but no valid summary was killed mid-run and
+ * continues with --resume; any other unfinished job starts again with --force (its folder is cleared). A
+ * folder locked by a live process (another sweep, a manual run) fails its job without being touched.
+ *
+ * Interrupted (SIGINT, SIGTERM), the sweep stops its children and waits for them before it returns; each
+ * child also watches its parent (TOOLRL_PARENT_PID) and stops at its next step if the sweep dies unseen
+ * (kill -9). Either way a rerun resumes what was cut off.
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -15,7 +21,9 @@ import { ExperimentSpec } from './spec';
 import { Preset, getPreset } from './presets';
 import { getExperiment, listExperiments } from './configs';
 import { resultsDir } from './runner';
-import { formatDuration } from '../cli/progress';
+import { formatDuration } from '../util/progress';
+import { lockHolder } from '../util/lock';
+import { resumeDir, unfinishedReason } from './store';
 
 export interface SweepJob {
   config: string;
@@ -32,10 +40,15 @@ export interface SweepFailure {
   reason: string;
   /** The last lines of run.log. */
   logTail: string;
+  /** Stopped or never started because the sweep was interrupted (a rerun continues it). */
+  interrupted?: boolean;
 }
 
-/** Starts one run and resolves with its exit code; stdout and stderr go to `logFile`. Injectable for tests. */
-export type Launcher = (job: SweepJob, args: string[], logFile: string) => Promise<number | null>;
+/**
+ * Starts one run and resolves with its exit code; stdout and stderr go to `logFile`; `abort` fires when the
+ * sweep is interrupted (the run should then stop). Injectable for tests.
+ */
+export type Launcher = (job: SweepJob, args: string[], logFile: string, abort: AbortSignal) => Promise<number | null>;
 
 export interface SweepOptions {
   /** Runs at once (default 2: one per core). */
@@ -49,19 +62,30 @@ export interface SweepOptions {
   log?: (line: string) => void;
   /** Config name -> spec (default: the registry). */
   specOf?: (name: string) => ExperimentSpec;
+  /** Signals that interrupt the sweep (default SIGINT and SIGTERM; [] for none). */
+  signals?: NodeJS.Signals[];
 }
 
 /** The repository root: lib/experiments/ is two levels below it. */
 const REPO_ROOT = path.resolve(__dirname, '..', '..');
 
-/** The default launcher: `node --import tsx lib/cli/main.ts run ...` from the repository root. */
-export const childLauncher: Launcher = (_job, args, logFile) => new Promise((resolve, reject) => {
+/**
+ * The default launcher: `node --import tsx lib/cli/main.ts run ...` from the repository root, told our pid
+ * (TOOLRL_PARENT_PID) so that it stops if we die; SIGTERM when the sweep is interrupted.
+ */
+export const childLauncher: Launcher = (_job, args, logFile, abort) => new Promise((resolve, reject) => {
   const fd = fs.openSync(logFile, 'a');
   try {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join('lib', 'cli', 'main.ts'), ...args],
-      { cwd: REPO_ROOT, stdio: ['ignore', fd, fd] });
+      { cwd: REPO_ROOT, stdio: ['ignore', fd, fd], env: { ...process.env, TOOLRL_PARENT_PID: String(process.pid) } });
+    const stop = () => child.kill('SIGTERM');
+    if (abort.aborted) stop();
+    else abort.addEventListener('abort', stop, { once: true });
     child.on('error', reject);
-    child.on('close', (code) => resolve(code));
+    child.on('close', (code) => {
+      abort.removeEventListener('abort', stop);
+      resolve(code);
+    });
   } finally {
     fs.closeSync(fd); // the child holds its own copy of the descriptor
   }
@@ -112,47 +136,73 @@ export function runSweep(jobs: SweepJob[], opts: SweepOptions = {}): Promise<Swe
     const left = remaining();
     return left ? ` | ${left} left, eta ${formatDuration((mean * left) / concurrency)}` : '';
   };
-  const fail = (j: SweepJob, n: number, code: number | null, reason: string) => {
+  /** `showLog`: print the tail of run.log (only for a run that this sweep started and that failed on its own). */
+  const fail = (j: SweepJob, n: number, code: number | null, reason: string, showLog = false) => {
     const logFile = path.join(j.out, 'run.log');
     state.set(j, 'failed');
     const f: SweepFailure = { job: j, code, reason, logTail: tail(logFile) };
     failures.push(f);
     log(`${tag(n, j)} FAILED: ${reason}${eta()}`);
-    if (code !== null || fs.existsSync(logFile)) log(`  last lines of ${logFile}:\n${f.logTail.split('\n').map((l) => '    ' + l).join('\n')}`);
+    if (showLog) log(`  last lines of ${logFile}:\n${f.logTail.split('\n').map((l) => '    ' + l).join('\n')}`);
   };
+
+  // Finished runs are settled before anything starts, and reported in one line rather than one per run.
+  let skipped = 0;
+  if (!opts.force) {
+    for (const j of jobs) if (unfinishedReason(j.out) === null) { state.set(j, 'ok'); skipped++; }
+    if (skipped) log(`skipped ${skipped} of ${jobs.length} run(s): finished (summary.json matches run.json)`);
+  }
+  const aborter = new AbortController();
+  let interrupted: string | null = null;
 
   return new Promise((resolve) => {
     let running = 0;
+    const onSignal = (sig: NodeJS.Signals) => {
+      if (interrupted) return;
+      interrupted = sig;
+      log(`interrupted (${sig}): stopping ${running} running run(s) and waiting for them; a rerun resumes them`);
+      aborter.abort();
+      if (running === 0) pump();
+    };
+    const signals = opts.signals ?? ['SIGINT', 'SIGTERM'];
+    for (const sig of signals) process.on(sig, onSignal);
+    const finish = () => {
+      for (const sig of signals) process.removeListener(sig, onSignal);
+      resolve(failures);
+    };
     const start = (j: SweepJob) => {
       const n = ++counter;
-      const summary = path.join(j.out, 'summary.json');
-      if (!opts.force && fs.existsSync(summary)) {
-        state.set(j, 'ok');
-        log(`${tag(n, j)} skipped: ${summary} exists`);
-        return;
-      }
       const d = dep.get(j);
       if (d && state.get(d) === 'failed') {
         fail(j, n, null, `its init run ${d.config} seed ${d.seed} failed`);
         return;
       }
+      const holder = lockHolder(j.out);
+      if (holder) {
+        fail(j, n, null, `${j.out} is in use by process ${holder.pid} (since ${holder.started})`);
+        return;
+      }
       fs.mkdirSync(j.out, { recursive: true });
-      const resume = !opts.force && fs.existsSync(path.join(j.out, 'resume'));
+      const resume = !opts.force && resumeDir(j.out) !== null;
       const args = ['run', '--config', j.config, '--preset', j.preset, '--seed', String(j.seed), '--out', path.resolve(j.out),
-        ...(resume ? ['--resume'] : []), ...(opts.extraArgs ?? [])];
+        resume ? '--resume' : '--force', ...(opts.extraArgs ?? [])];
       const logFile = path.join(j.out, 'run.log');
       if (!resume) fs.writeFileSync(logFile, ''); // a resumed run appends to the log of the killed one
       state.set(j, 'running');
       running++;
       log(`${tag(n, j)} started${resume ? ' (resuming)' : ''}: log ${logFile}`);
       const t0 = Date.now();
-      launch(j, args, logFile).then((code) => ({ code, err: null as Error | null }), (err: Error) => ({ code: null, err }))
+      launch(j, args, logFile, aborter.signal).then((code) => ({ code, err: null as Error | null }), (err: Error) => ({ code: null, err }))
         .then(({ code, err }) => {
           running--;
           const secs = (Date.now() - t0) / 1000;
-          if (err) fail(j, n, null, `could not start: ${err.message}`);
-          else if (code !== 0) fail(j, n, code, `exited with code ${code}`);
-          else if (!fs.existsSync(summary)) fail(j, n, code, `exited 0 but wrote no ${summary}`);
+          const why = unfinishedReason(j.out);
+          if (err) fail(j, n, null, `could not start: ${err.message}`, true);
+          else if (interrupted && (code !== 0 || why !== null)) {
+            fail(j, n, code, `stopped: interrupted by ${interrupted}`);
+            failures[failures.length - 1].interrupted = true;
+          } else if (code !== 0) fail(j, n, code, `exited with code ${code}`, true);
+          else if (why !== null) fail(j, n, code, `exited 0 but left no finished run: ${why}`, true);
           else {
             state.set(j, 'ok');
             durations.push(secs);
@@ -163,13 +213,13 @@ export function runSweep(jobs: SweepJob[], opts: SweepOptions = {}): Promise<Swe
         });
     };
     // Start every job that is ready, in list order; finish when nothing runs and nothing can start.
-    // A skipped job settles at once and may free a job listed before it: sweep again until nothing moves.
+    // A failed job settles at once and may free a job listed before it: sweep again until nothing moves.
     const pump = () => {
       let moved = true;
-      while (moved && running < concurrency) {
+      while (!interrupted && moved && running < concurrency) {
         moved = false;
         for (const j of jobs) {
-          if (running >= concurrency) break;
+          if (running >= concurrency || interrupted) break;
           if (state.get(j) !== 'pending') continue;
           const d = dep.get(j);
           if (d && (state.get(d) === 'pending' || state.get(d) === 'running')) continue;
@@ -178,9 +228,13 @@ export function runSweep(jobs: SweepJob[], opts: SweepOptions = {}): Promise<Swe
         }
       }
       if (running === 0) {
-        // anything still pending waits on a job that can never finish (a dependency cycle)
-        for (const j of jobs) if (state.get(j) === 'pending') fail(j, ++counter, null, 'dependency cycle');
-        resolve(failures);
+        for (const j of jobs) {
+          if (state.get(j) !== 'pending') continue;
+          // interrupted: never started; otherwise it waits on a job that can never finish (a dependency cycle)
+          fail(j, ++counter, null, interrupted ? `not started: interrupted by ${interrupted}` : 'dependency cycle');
+          if (interrupted) failures[failures.length - 1].interrupted = true;
+        }
+        finish();
       }
     };
     pump();

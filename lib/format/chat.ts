@@ -1,5 +1,5 @@
 /**
- * ChatML rendering (DESIGN A.2): `<|im_start|>{role}\n{content}<|im_end|>\n` per message.
+ * ChatML rendering (docs/design.md A.2): `<|im_start|>{role}\n{content}<|im_end|>\n` per message.
  *
  * The system message lists the functions inside `<tools>...</tools>`, one compact JSON signature per line, and
  * says how to call them. Token budget matters on a CPU: every prompt repeats every signature, and a whole
@@ -63,12 +63,12 @@ export const SYSTEM_PREAMBLE =
 /** The sentence that states the call format, per syntax. */
 export function callFormatSentence(syntax: CallSyntax): string {
   if (syntax === 'python') return 'Call functions as a python list [func_name(arg=value), ...] and nothing else.';
-  return `Call functions as ${TOOL_CALL_OPEN}{"name": <function-name>, "arguments": <args-json-object>}${TOOL_CALL_CLOSE}`;
+  return `Call functions as ${TOOL_CALL_OPEN}\n{"name": <function-name>, "arguments": <args-json-object>}\n${TOOL_CALL_CLOSE}`;
 }
 
 /**
  * The system prompt: preamble, `<tools>` block, call-format sentence, and for HBG an optional
- * `\nHint: {hint}` at the very end (HBG shows it during sampling only; DESIGN A.6).
+ * `\nHint: {hint}` at the very end (HBG shows it during sampling only; docs/design.md A.6).
  */
 export function renderSystemPrompt(tools: ToolSpec[], opts: { syntax?: CallSyntax; hint?: string } = {}): string {
   let s = `${SYSTEM_PREAMBLE}\n${renderToolsBlock(tools)}\n${callFormatSentence(opts.syntax ?? 'json')}`;
@@ -78,7 +78,7 @@ export function renderSystemPrompt(tools: ToolSpec[], opts: { syntax?: CallSynta
 
 /**
  * The text a user turn starts with when functions that were withheld become available mid-episode
- * (miss_func category, DESIGN A.1). The user's request follows it.
+ * (miss_func category, docs/design.md A.1). The user's request follows it.
  */
 export function renderToolsAdded(tools: ToolSpec[]): string {
   return `New functions are available.\n${renderToolsBlock(tools)}\n`;

@@ -1,4 +1,4 @@
-/** The chat format (DESIGN A.2, A.5): tokens, tokenizer, ChatML rendering, tool calls, structural states. */
+/** The chat format (docs/design.md A.2, A.5): tokens, tokenizer, ChatML rendering, tool calls, structural states. */
 export * from './types';
 export * from './tokens';
 export * from './tokenizer';

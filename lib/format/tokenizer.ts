@@ -1,5 +1,5 @@
 /**
- * A closed-vocabulary tokenizer for the templated language of the toy world (DESIGN B, "Tokens").
+ * A closed-vocabulary tokenizer for the templated language of the toy world (docs/design.md B, "Tokens").
  *
  * Why not BPE? The study needs three properties that a hand-made pre-tokenizer gives for free:
  * 1. every chat tag (`<tool_call>`, `<|im_end|>`, ...) is exactly one token, and so is `{"`, the healthy start

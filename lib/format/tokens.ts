@@ -1,5 +1,5 @@
 /**
- * The control tokens of the chat format (DESIGN A.2).
+ * The control tokens of the chat format (docs/design.md A.2).
  *
  * Every string here is exactly ONE token of the tokenizer (lib/format/tokenizer.ts). That is the whole point:
  * the collapse of A.5 is a story about a handful of control tokens (`<tool_call>`, `<|im_end|>`) gaining
@@ -21,7 +21,7 @@ export const TOOL_CALL_CLOSE = '</tool_call>';
 export const TOOL_RESPONSE_OPEN = '<tool_response>';
 export const TOOL_RESPONSE_CLOSE = '</tool_response>';
 
-/** The healthy start of a JSON tool call, the first token the probe of A.5 hopes to see after `<tool_call>`. */
+/** The healthy start of a JSON tool call, the token the probe of A.5 hopes to see after `<tool_call>\n`. */
 export const JSON_OPEN = '{"';
 
 /** Padding (id 0): fills batches, never appears in text, decodes to the empty string. */

@@ -2,10 +2,13 @@
  * Tool calls in both syntaxes of the study: rendering (what the teacher writes) and parsing (what the
  * environment makes of whatever the policy wrote).
  *
- * - 'json' (training format, DESIGN A.2): `<tool_call>{"name": "cd", "arguments": {"folder": "doc"}}</tool_call>`,
- *   several calls joined by '\n'. The canonical rendering has NO newline after `<tool_call>`, so the token right
- *   after the tag is `{"` and the collapse probe (A.5) compares `{"` / `<|im_end|>` / `<tool_call>` directly.
- *   Parsing still accepts whitespace and newlines inside the tags, as real Qwen outputs have them.
+ * - 'json' (training format, docs/design.md A.2), the layout of Qwen2.5's chat template and of the paper's data converters:
+ *       <tool_call>\n{"name": "cd", "arguments": {"folder": "doc"}}\n</tool_call>\n
+ *   newlines inside the tags and one `\n` after every block (the converters' choice; the template would drop the
+ *   last one before `<|im_end|>`). So "a tool-call tag, then a newline" is one context with three continuations:
+ *   `{"` after an opening tag, `<tool_call>` (another call) or `<|im_end|>` after a closing one. These are exactly
+ *   the three tokens the collapse probe (A.5) reads after `<tool_call>\n`. Parsing accepts any whitespace inside
+ *   and between the tags.
  * - 'python' (format-OOD, A.7): the whole message is a list `[cd(folder='doc'), ls()]`.
  *
  * Parsing is strict like BFCL (a call needs a string "name" AND an object "arguments") and total: any input,
@@ -30,13 +33,13 @@ export interface ParsedCalls {
 
 export function renderToolCall(c: ToolCall, syntax: CallSyntax): string {
   if (syntax === 'python') return renderPythonCall(c);
-  return TOOL_CALL_OPEN + toJsonText({ name: c.name, arguments: c.arguments }) + TOOL_CALL_CLOSE;
+  return `${TOOL_CALL_OPEN}\n${toJsonText({ name: c.name, arguments: c.arguments })}\n${TOOL_CALL_CLOSE}\n`;
 }
 
 /** The content of an assistant message that makes these calls. */
 export function renderToolCalls(calls: ToolCall[], syntax: CallSyntax): string {
   if (syntax === 'python') return '[' + calls.map(renderPythonCall).join(', ') + ']';
-  return calls.map((c) => renderToolCall(c, 'json')).join('\n');
+  return calls.map((c) => renderToolCall(c, 'json')).join('');
 }
 
 /** A python call list must open the (trimmed) message: `[name(`. */
@@ -64,16 +67,31 @@ function parsePython(s: string): ParsedCalls {
   return { calls: r.calls, errors: r.errors, hasCallSyntax: true, text: trimmed.slice(r.end).trim() };
 }
 
+/** Malformed blocks reported one by one before the parser gives up on the rest of a message. */
+const MAX_BLOCK_ERRORS = 32;
+
 function parseJson(s: string): ParsedCalls {
   const calls: ToolCall[] = [];
   const errors: string[] = [];
   const outside: string[] = [];
   const hasCallSyntax = s.includes(TOOL_CALL_OPEN) || s.includes(TOOL_CALL_CLOSE);
   const n = s.length;
+  // Searching from scratch for every block costs O(n) per tag, O(n^2) for a message of thousands of tags:
+  // remember where each tag occurs next and search again only once the cursor has passed that place.
+  let openAt = -2;
+  let closeAt = -2;
+  const findOpen = (from: number) => (openAt !== -1 && openAt < from ? (openAt = s.indexOf(TOOL_CALL_OPEN, from)) : openAt);
+  const findClose = (from: number) => (closeAt !== -1 && closeAt < from ? (closeAt = s.indexOf(TOOL_CALL_CLOSE, from)) : closeAt);
   let i = 0;
   while (i < n) {
-    const open = s.indexOf(TOOL_CALL_OPEN, i);
-    const close = s.indexOf(TOOL_CALL_CLOSE, i);
+    if (errors.length >= MAX_BLOCK_ERRORS) {
+      // A message of thousands of broken blocks is garbage; more messages would only flood the observation.
+      errors.push('Error: too many malformed tool calls; the rest of the message was not read');
+      outside.push(s.slice(i));
+      break;
+    }
+    const open = findOpen(i);
+    const close = findClose(i);
     if (open < 0 && close < 0) {
       outside.push(s.slice(i));
       break;
@@ -86,8 +104,8 @@ function parseJson(s: string): ParsedCalls {
     }
     outside.push(s.slice(i, open));
     const bodyStart = open + TOOL_CALL_OPEN.length;
-    const nextOpen = s.indexOf(TOOL_CALL_OPEN, bodyStart);
-    const end = s.indexOf(TOOL_CALL_CLOSE, bodyStart);
+    const nextOpen = findOpen(bodyStart);
+    const end = findClose(bodyStart);
     if (end < 0 || (nextOpen >= 0 && nextOpen < end)) {
       // Unclosed: everything up to the next <tool_call> (or the end) was this failed attempt.
       errors.push(`Error: unbalanced ${TOOL_CALL_OPEN} tag (no matching ${TOOL_CALL_CLOSE})`);

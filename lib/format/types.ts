@@ -5,7 +5,7 @@
 
 export type Role = 'system' | 'user' | 'assistant';
 
-/** One chat message, as in ChatML (DESIGN A.2). Observations are user messages holding <tool_response> blocks. */
+/** One chat message, as in ChatML (docs/design.md A.2). Observations are user messages holding <tool_response> blocks. */
 export interface Message {
   role: Role;
   content: string;
@@ -20,8 +20,8 @@ export interface ToolCall {
 }
 
 /**
- * The two call syntaxes of the study: tagged JSON (`<tool_call>{"name": .., "arguments": {..}}</tool_call>`,
- * the training format) and the python-list syntax `[func(arg=value), ...]` (format-OOD, DESIGN A.7).
+ * The two call syntaxes of the study: tagged JSON (`<tool_call>\n{"name": .., "arguments": {..}}\n</tool_call>\n`,
+ * the training format) and the python-list syntax `[func(arg=value), ...]` (format-OOD, docs/design.md A.7).
  */
 export type CallSyntax = 'json' | 'python';
 
@@ -42,7 +42,7 @@ export interface ToolSpec {
 }
 
 /**
- * Structural state of one assistant message (DESIGN A.5); see classifyMessage for the exact rules.
+ * Structural state of one assistant message (docs/design.md A.5); see classifyMessage for the exact rules.
  * - healthyCall: one or more well-formed tool calls and nothing else
  * - healthyResponse: plain text for the user, no tags or call syntax
  * - pollution: call syntax or tags mixed with free text, JSON without tags, python-style calls in the JSON format

@@ -1,15 +1,19 @@
 /**
  * Causal multi-head self-attention and the transformer block, shared by training and KV-cache decoding.
  *
- * Layout choices (all for wasm speed, DESIGN D and our profiles):
+ * Layout choices (all for wasm speed, docs/design.md D and our profiles):
  * - The fused QKV weight [C, 3C] (one parameter, as in GPT-2) is split into three [C, C] blocks and applied
  *   as three matmuls: splitting the small weight is cheap, while splitting the [B*T, 3C] activation on its
  *   last axis (SplitV) was ~20 ms per call on wasm.
  * - Training: scores = Q @ K^T with K transposed once as a 4-D tensor, products per head (headMatMul: wasm's
  *   batched matMul is ~9x slower than 2-D ones).
- * - Cache: K and V are kept as [B, H, S, hd] and grow on axis 2 (concat on the last axis was 8.8 ms vs
- *   0.3 ms for axis 2). For the one-token decode the batched products with M = 1 are fine, including
- *   Q @ K^T with transposeB (1.1 ms at B = 64, S = 200): no gradient is needed there.
+ * - Cache (decodeBlock): decoding is bound by per-op overhead (~45 us per op on tensorflow, ~130 ops per
+ *   step), so it runs fewer ops: one fused QKV matMul with weights derived once per cache (LayerNorm gains
+ *   folded in, no per-call split of the weights; the activation split is tiny there); for a one-token append
+ *   the head split / merge are reshapes (T = 1 makes [B, T, H, hd] and [B, H, T, hd] the same layout). On
+ *   tensorflow / cpu, keys live transposed in the frozen part of the cache, so the read q @ kT is a plain
+ *   matMul, and the latest slots sit in a small tail read with transposeB; wasm keeps one growing K / V
+ *   (lib/model/kvcache.ts).
  * - Only 4-D transposes (5-D ones are slow); 1/sqrt(hd) is folded into Q (smaller than the score tensor).
  * - The mask is an additive bias built outside any differentiated function (0 = attend, -1e9 = masked).
  *   -1e9 rather than -Infinity: a query row with every key masked (a padding slot of an empty cache row)
@@ -17,8 +21,9 @@
  *   exp(-1e9 - max) underflows to exactly 0, so masked keys contribute nothing.
  */
 import * as tf from '@tensorflow/tfjs';
-import { gelu, layerNorm, linear } from './layers';
+import { gelu, layerNorm, linear, normalize } from './layers';
 import { headMatMul } from './matmul';
+import type { CacheLayer, DecodeWeights } from './kvcache';
 
 /** Additive mask value for a forbidden (query, key) pair. */
 export const MASK_VALUE = -1e9;
@@ -31,12 +36,6 @@ export interface BlockParams {
   ln2g: tf.Variable; ln2b: tf.Variable;
   wfc: tf.Variable; bfc: tf.Variable; // [C, 4C], [4C]
   wfc2: tf.Variable; bfc2: tf.Variable; // [4C, C], [C]
-}
-
-/** Keys and values of one layer over all cache slots: k, v [B, H, S, hd]. */
-export interface LayerKV {
-  k: tf.Tensor4D;
-  v: tf.Tensor4D;
 }
 
 /** The causal bias for a full sequence: [1, 1, T, T], 0 on and below the diagonal, MASK_VALUE above. */
@@ -53,14 +52,10 @@ function toHeads(x: tf.Tensor2D, B: number, T: number, nHead: number, perm = [0,
 }
 
 /**
- * One pre-LN transformer block on x [B, T, C].
- * Without `cache`: the training forward (full causal self-attention; bias [1, 1, T, T]).
- * With `cache`: the T new tokens attend to cache.past (if any) and themselves; bias is broadcastable to
- * [B, H, T, S_past + T]; the layer's K/V over all slots are returned for the cache to keep.
+ * One pre-LN transformer block on x [B, T, C] over whole sequences (training and scoring): full causal
+ * self-attention with bias [1, 1, T, T].
  */
-export function blockForward(
-  p: BlockParams, x: tf.Tensor3D, nHead: number, bias: tf.Tensor4D, cache?: { past: LayerKV | null },
-): { x: tf.Tensor3D; kv: LayerKV | null } {
+export function blockForward(p: BlockParams, x: tf.Tensor3D, nHead: number, bias: tf.Tensor4D): tf.Tensor3D {
   const [B, T, C] = x.shape;
   const hd = C / nHead;
   const x2 = tf.reshape(x, [B * T, C]) as tf.Tensor2D; // [B*T, C]
@@ -70,37 +65,115 @@ export function blockForward(
   const [wq, wk, wv] = tf.split(p.wqkv, 3, 1); // 3 x [C, C]
   const [bq, bk, bv] = tf.split(p.bqkv, 3, 0); // 3 x [C]
   const q = toHeads(linear(h, tf.mul(wq, 1 / Math.sqrt(hd)), tf.mul(bq, 1 / Math.sqrt(hd))), B, T, nHead); // [B, H, T, hd], pre-scaled
-  const k2 = linear(h, wk, bk); // [B*T, C]
-  const v2 = linear(h, wv, bv); // [B*T, C]
-  let y: tf.Tensor4D; // [B, H, T, hd]
-  let kv: LayerKV | null = null;
-  if (cache === undefined) {
-    const kT = toHeads(k2, B, T, nHead, [0, 2, 3, 1]); // [B, H, hd, T]
-    const v = toHeads(v2, B, T, nHead); // [B, H, T, hd]
-    const att = tf.softmax(tf.add(headMatMul(q, kT), bias)) as tf.Tensor4D; // [B, H, T, T], softmax over keys
-    y = headMatMul(att, v);
-  } else {
-    let k = toHeads(k2, B, T, nHead); // [B, H, T, hd]
-    let v = toHeads(v2, B, T, nHead);
-    if (cache.past !== null) {
-      k = tf.concat([cache.past.k, k], 2); // [B, H, S, hd]
-      v = tf.concat([cache.past.v, v], 2);
-    }
-    kv = { k, v };
-    if (T === 1) {
-      const att = tf.softmax(tf.add(tf.matMul(q, k, false, true), bias)) as tf.Tensor4D; // [B, H, 1, S]
-      y = tf.matMul(att, v); // [B, H, 1, hd]
-    } else {
-      const kT = tf.transpose(k, [0, 1, 3, 2]) as tf.Tensor4D; // [B, H, hd, S]
-      const att = tf.softmax(tf.add(headMatMul(q, kT), bias)) as tf.Tensor4D; // [B, H, T, S]
-      y = headMatMul(att, v);
-    }
-  }
+  const kT = toHeads(linear(h, wk, bk), B, T, nHead, [0, 2, 3, 1]); // [B, H, hd, T]
+  const v = toHeads(linear(h, wv, bv), B, T, nHead); // [B, H, T, hd]
+  const att = tf.softmax(tf.add(headMatMul(q, kT), bias)) as tf.Tensor4D; // [B, H, T, T], softmax over keys
+  const y = headMatMul(att, v); // [B, H, T, hd]
   const yMerged = tf.reshape(tf.transpose(y, [0, 2, 1, 3]), [B * T, C]) as tf.Tensor2D; // [B*T, C]
-  const x3 = tf.add(x2, linear(yMerged, p.wproj, p.bproj)) as tf.Tensor2D; // residual
+  return tf.reshape(mlpResidual(p, x2, yMerged), [B, T, C]) as tf.Tensor3D;
+}
 
-  // ---- MLP (4x, GELU) ----
+/** The attention output projection + residual, then the MLP (4x, GELU) + residual. x2, y [N, C] -> [N, C]. */
+function mlpResidual(p: BlockParams, x2: tf.Tensor2D, y: tf.Tensor2D): tf.Tensor2D {
+  const x3 = tf.add(x2, linear(y, p.wproj, p.bproj)) as tf.Tensor2D; // residual
   const m = layerNorm(x3, p.ln2g, p.ln2b);
-  const x4 = tf.add(x3, linear(gelu(linear(m, p.wfc, p.bfc)), p.wfc2, p.bfc2)) as tf.Tensor2D;
-  return { x: tf.reshape(x4, [B, T, C]) as tf.Tensor3D, kv };
+  return tf.add(x3, linear(gelu(linear(m, p.wfc, p.bfc)), p.wfc2, p.bfc2)) as tf.Tensor2D;
+}
+
+/** What a cached block reads besides its layer: the attention biases of this append. */
+export interface CacheBias {
+  /** Frozen slots [B, 1, 1, F], the same for every query (tail path only; null when nothing is frozen yet). */
+  frozen: tf.Tensor4D | null;
+  /** Tail path: [B, 1, n, t + n] over the tail and the new slots. Merge path: [B, 1, n, S + n] over all slots. */
+  recent: tf.Tensor4D;
+  /** Fold every slot into the frozen part (the tail would overflow; always in the single-level layout). */
+  merge: boolean;
+  /** The cache's layout (KVCache.twoLevel). */
+  twoLevel: boolean;
+  /**
+   * Merge only: the slots each row keeps (padding dropped) as int32 row indices [B * H * F] into the
+   * flattened [B * H * S, hd] values, (b * H + h) * S + slot; or null to keep all.
+   */
+  keep: tf.Tensor1D | null;
+}
+
+/**
+ * One block of incremental decoding: x2 [B*n, C] are the n new slots of every row; they attend to the cached
+ * slots of layer `c` and to themselves. Returns the block output and the layer's next cache state (which may
+ * share the unchanged frozen tensors with `c`). No gradient: inference only.
+ */
+export function decodeBlock(p: BlockParams, w: DecodeWeights, x2: tf.Tensor2D, B: number, nHead: number, c: CacheLayer,
+  bias: CacheBias): { x: tf.Tensor2D; next: CacheLayer } {
+  const [N, C] = x2.shape; // x2 [B*n, C], row-major over (row, slot)
+  const n = N / B;
+  const hd = C / nHead;
+  const qkv = linear(normalize(x2), w.wqkv, w.bqkv); // [B*n, 3C], ln_1 folded in, q pre-scaled
+  let q: tf.Tensor4D; // [B, H, n, hd]
+  let k: tf.Tensor4D;
+  let v: tf.Tensor4D;
+  if (n === 1) {
+    // one slot per row: [B, 3C] is [B, 3H, 1, hd] in memory; one reshape and one split give the heads
+    [q, k, v] = tf.split(tf.reshape(qkv, [B, 3 * nHead, 1, hd]), 3, 1) as tf.Tensor4D[];
+  } else {
+    const [q2, k2, v2] = tf.split(qkv, 3, 1) as tf.Tensor2D[]; // 3 x [B*n, C]
+    [q, k, v] = [toHeads(q2, B, n, nHead), toHeads(k2, B, n, nHead), toHeads(v2, B, n, nHead)];
+  }
+  let y: tf.Tensor4D; // [B, H, n, hd]
+  let next: CacheLayer;
+  if (!bias.twoLevel) {
+    // single-level layout (wasm): grow k and v by the new slots, one read over all of them
+    const kAll = c.keys === null ? k : tf.concat([c.keys, k], 2) as tf.Tensor4D; // [B, H, S, hd]
+    const vAll = c.v === null ? v : tf.concat([c.v, v], 2) as tf.Tensor4D;
+    const scores = n === 1 ? tf.matMul(q, kAll, false, true) : headMatMul(q, tf.transpose(kAll, [0, 1, 3, 2]) as tf.Tensor4D);
+    const att = tf.softmax(tf.add(scores, bias.recent)) as tf.Tensor4D; // [B, H, n, S]
+    y = n === 1 ? tf.matMul(att, vAll) : headMatMul(att, vAll);
+    const rows = (t: tf.Tensor4D) => keepRows(t, bias.keep, B, nHead, hd);
+    next = { keys: rows(kAll), v: rows(vAll), tailK: null, tailV: null };
+  } else if (bias.merge) {
+    // everything (frozen, tail, new) becomes the frozen part: keys transposed, values as they are
+    const kTs = [c.keys, c.tailK === null ? null : tf.transpose(c.tailK, [0, 1, 3, 2]), tf.transpose(k, [0, 1, 3, 2])];
+    const vs = [c.v, c.tailV, v];
+    const present = <T>(xs: (T | null)[]) => xs.filter((t): t is T => t !== null);
+    const kTAll = present(kTs).length === 1 ? present(kTs)[0] : tf.concat(present(kTs), 3) as tf.Tensor4D; // [B, H, hd, S]
+    const vAll = present(vs).length === 1 ? present(vs)[0] : tf.concat(present(vs), 2) as tf.Tensor4D; // [B, H, S, hd]
+    const att = tf.softmax(tf.add(tf.matMul(q, kTAll), bias.recent)) as tf.Tensor4D; // [B, H, n, S]
+    y = tf.matMul(att, vAll);
+    if (bias.keep === null) {
+      next = { keys: kTAll, v: vAll, tailK: null, tailV: null };
+    } else {
+      const rows = (t: tf.Tensor4D) => keepRows(t, bias.keep, B, nHead, hd);
+      // keys: back to [B, H, S, hd] for the row gather, then transposed again (a few copies, once per merge)
+      next = { keys: tf.transpose(rows(tf.transpose(kTAll, [0, 1, 3, 2])), [0, 1, 3, 2]), v: rows(vAll), tailK: null, tailV: null };
+    }
+  } else {
+    // append the new slots to the small tail; read frozen and tail separately, one softmax over both
+    const tailK = c.tailK === null ? k : tf.concat([c.tailK, k], 2) as tf.Tensor4D; // [B, H, t+n, hd]
+    const tailV = c.tailV === null ? v : tf.concat([c.tailV, v], 2) as tf.Tensor4D;
+    const sTail = tf.add(tf.matMul(q, tailK, false, true), bias.recent); // [B, H, n, t+n]
+    if (c.keys === null || c.v === null || bias.frozen === null) {
+      y = tf.matMul(tf.softmax(sTail), tailV) as tf.Tensor4D;
+    } else {
+      const F = c.keys.shape[3];
+      const sFrozen = tf.add(tf.matMul(q, c.keys), bias.frozen); // [B, H, n, F]
+      const att = tf.softmax(tf.concat([sFrozen, sTail], 3)); // [B, H, n, F+t+n]
+      const [aFrozen, aTail] = tf.split(att, [F, tailK.shape[2]], 3);
+      y = tf.add(tf.matMul(aFrozen, c.v), tf.matMul(aTail, tailV)) as tf.Tensor4D;
+    }
+    next = { keys: c.keys, v: c.v, tailK, tailV };
+  }
+  const yMerged = (n === 1 ? tf.reshape(y, [B, C]) : tf.reshape(tf.transpose(y, [0, 2, 1, 3]), [B * n, C])) as tf.Tensor2D;
+  // projection + residual, then the MLP with ln_2 folded into its first layer
+  const x3 = tf.add(x2, linear(yMerged, p.wproj, p.bproj)) as tf.Tensor2D;
+  return { x: tf.add(x3, linear(gelu(linear(normalize(x3), w.wfc, w.bfc)), p.wfc2, p.bfc2)) as tf.Tensor2D, next };
+}
+
+/**
+ * Compaction: the slots each row keeps, t [B, H, S, hd] -> [B, H, F, hd], or t itself when keep is null.
+ * A plain 2-D row gather (tf.gather with batchDims gives wrong values on wasm for these shapes).
+ */
+function keepRows(t: tf.Tensor4D, keep: tf.Tensor1D | null, B: number, H: number, hd: number): tf.Tensor4D {
+  if (keep === null) return t;
+  const S = t.shape[2];
+  const F = keep.shape[0] / (B * H);
+  return tf.reshape(tf.gather(tf.reshape(t, [B * H * S, hd]), keep), [B, H, F, hd]) as tf.Tensor4D;
 }

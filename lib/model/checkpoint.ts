@@ -8,6 +8,10 @@
  *
  * The vocab fingerprint in meta ties a checkpoint to the tokenizer it was trained with: loading with another
  * vocabulary would silently map ids to the wrong tokens, so it is an error.
+ *
+ * Loading trusts nothing in the files: the tensor table must be a list of named entries whose offsets are
+ * whole, aligned, inside weights.bin and non-overlapping, and every weight must be finite (a NaN weight
+ * would otherwise surface much later as a sampler with no token left to pick). Every error names the file.
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -74,13 +78,40 @@ function readFileNamed(file: string): Buffer {
   return fs.readFileSync(file);
 }
 
-/** Float32Array view of bin[offset, offset + 4*count), little-endian. */
-function floatsAt(bin: Buffer, offset: number, count: number, file: string): Float32Array {
-  if (offset + 4 * count > bin.byteLength) throw new Error(`checkpoint: ${file} is too short (needs ${offset + 4 * count} bytes, has ${bin.byteLength})`);
+/** Float32Array copy of bin[offset, offset + 4*count), little-endian; checks bounds and finiteness. */
+function floatsAt(bin: Buffer, offset: number, count: number, file: string, name: string): Float32Array {
+  if (!Number.isInteger(offset) || offset < 0 || offset % 4 !== 0) {
+    throw new Error(`checkpoint: tensor "${name}" has offset ${offset} into ${file} (expected a whole multiple of 4, >= 0)`);
+  }
+  if (offset + 4 * count > bin.byteLength) throw new Error(`checkpoint: ${file} is too short for tensor "${name}" (needs ${offset + 4 * count} bytes, has ${bin.byteLength})`);
   const out = new Float32Array(count);
   if (bigEndianHost()) for (let i = 0; i < count; i++) out[i] = bin.readFloatLE(offset + 4 * i);
   else Buffer.from(out.buffer).set(bin.subarray(offset, offset + 4 * count));
+  for (let i = 0; i < count; i++) {
+    if (!Number.isFinite(out[i])) throw new Error(`checkpoint: tensor "${name}" in ${file} holds a non-finite value (${out[i]}) at index ${i}`);
+  }
   return out;
+}
+
+/** Byte ranges [offset, offset + bytes) must not overlap (each weight has its own bytes). */
+function checkNoOverlap(ranges: { name: string; offset: number; bytes: number }[], file: string): void {
+  const sorted = ranges.slice().sort((a, b) => a.offset - b.offset);
+  for (let i = 1; i < sorted.length; i++) {
+    const prev = sorted[i - 1];
+    if (sorted[i].offset < prev.offset + prev.bytes) {
+      throw new Error(`checkpoint: tensors "${prev.name}" and "${sorted[i].name}" overlap in ${file}`);
+    }
+  }
+}
+
+/** Parse a JSON file of a checkpoint, naming it when it is missing or broken. */
+function readJson<T>(file: string): T {
+  const text = readFileNamed(file).toString('utf8');
+  try {
+    return JSON.parse(text) as T;
+  } catch (e) {
+    throw new Error(`checkpoint: ${file} is not valid JSON: ${(e as Error).message}`);
+  }
 }
 
 /** Save `model` under `dir` (created if needed). */
@@ -106,20 +137,28 @@ export function loadCheckpoint(dir: string, opts: { expectVocabFingerprint?: str
   if (!fs.existsSync(dir)) throw new Error(`checkpoint: directory not found: ${dir}`);
   const jsonFile = path.join(dir, MODEL_JSON);
   const binFile = path.join(dir, WEIGHTS_BIN);
-  let json: ModelJson;
-  try {
-    json = JSON.parse(readFileNamed(jsonFile).toString('utf8')) as ModelJson;
-  } catch (e) {
-    if ((e as Error).message.startsWith('checkpoint:')) throw e;
-    throw new Error(`checkpoint: ${jsonFile} is not valid JSON: ${(e as Error).message}`);
-  }
+  const json = readJson<ModelJson>(jsonFile);
+  if (!json || typeof json !== 'object') throw new Error(`checkpoint: ${jsonFile} is not a JSON object`);
   if (json.format !== 'toolrl-gpt-v1') throw new Error(`checkpoint: ${jsonFile} has format ${JSON.stringify(json.format)}, expected "toolrl-gpt-v1"`);
   const want = opts.expectVocabFingerprint;
   if (want !== undefined && json.meta?.vocabFingerprint !== want) {
     throw new Error(`checkpoint: vocabulary mismatch in ${dir}: checkpoint was trained with vocab fingerprint ` +
       `"${json.meta?.vocabFingerprint}", the current tokenizer has "${want}"`);
   }
-  validateGPTConfig(json.config);
+  try {
+    validateGPTConfig(json.config);
+  } catch (e) {
+    throw new Error(`checkpoint: ${jsonFile}: ${(e as Error).message}`);
+  }
+  if (!Array.isArray(json.tensors)) throw new Error(`checkpoint: ${jsonFile} has no "tensors" list`);
+  for (const t of json.tensors) {
+    if (!t || typeof t.name !== 'string' || !Array.isArray(t.shape) || typeof t.offset !== 'number') {
+      throw new Error(`checkpoint: ${jsonFile} has a malformed tensor entry ${JSON.stringify(t)} (needs name, shape, offset)`);
+    }
+  }
+  if (!Number.isInteger(json.byteLength) || json.byteLength < 0) {
+    throw new Error(`checkpoint: ${jsonFile} has byteLength ${JSON.stringify(json.byteLength)}, expected an integer >= 0`);
+  }
   const bin = readFileNamed(binFile);
   if (bin.byteLength !== json.byteLength) {
     throw new Error(`checkpoint: ${binFile} has ${bin.byteLength} bytes, ${jsonFile} says ${json.byteLength}`);
@@ -131,14 +170,16 @@ export function loadCheckpoint(dir: string, opts: { expectVocabFingerprint?: str
     for (const t of json.tensors) {
       const v = params.get(t.name);
       if (v === undefined) throw new Error(`checkpoint: ${jsonFile} has unknown tensor "${t.name}"`);
+      if (seen.has(t.name)) throw new Error(`checkpoint: ${jsonFile} lists tensor "${t.name}" twice`);
       if (t.shape.join(',') !== v.shape.join(',')) {
         throw new Error(`checkpoint: tensor "${t.name}" has shape [${t.shape}] in ${jsonFile}, model expects [${v.shape}]`);
       }
-      const data = floatsAt(bin, t.offset, v.size, binFile);
+      const data = floatsAt(bin, t.offset, v.size, binFile, t.name);
       tf.tidy(() => v.assign(tf.tensor(data, v.shape, 'float32')));
       seen.add(t.name);
     }
     for (const name of params.keys()) if (!seen.has(name)) throw new Error(`checkpoint: ${jsonFile} lacks tensor "${name}"`);
+    checkNoOverlap(json.tensors.map((t) => ({ name: t.name, offset: t.offset, bytes: 4 * (params.get(t.name)?.size ?? 0) })), binFile);
   } catch (e) {
     model.dispose();
     throw e;
@@ -168,13 +209,23 @@ export function saveOptimizerState(dir: string, state: { stepCount: number; m: R
 export function loadOptimizerState(dir: string): { stepCount: number; m: Record<string, Float32Array>; v: Record<string, Float32Array> } {
   const jsonFile = path.join(dir, 'optim.json');
   const binFile = path.join(dir, 'optim.bin');
-  const json = JSON.parse(readFileNamed(jsonFile).toString('utf8')) as { stepCount: number; entries: { name: string; size: number; offset: number }[] };
+  const json = readJson<{ stepCount: number; entries: { name: string; size: number; offset: number }[]; byteLength: number }>(jsonFile);
+  if (!json || !Number.isInteger(json.stepCount) || !Array.isArray(json.entries)) {
+    throw new Error(`checkpoint: ${jsonFile} needs an integer "stepCount" and an "entries" list`);
+  }
   const bin = readFileNamed(binFile);
+  if (Number.isInteger(json.byteLength) && bin.byteLength !== json.byteLength) {
+    throw new Error(`checkpoint: ${binFile} has ${bin.byteLength} bytes, ${jsonFile} says ${json.byteLength}`);
+  }
   const out = { stepCount: json.stepCount, m: {} as Record<string, Float32Array>, v: {} as Record<string, Float32Array> };
   for (const e of json.entries) {
-    const slash = e.name.indexOf('/');
-    const which = e.name.slice(0, slash) as 'm' | 'v';
-    out[which][e.name.slice(slash + 1)] = floatsAt(bin, e.offset, e.size, binFile);
+    const slash = typeof e?.name === 'string' ? e.name.indexOf('/') : -1;
+    const which = slash > 0 ? e.name.slice(0, slash) : '';
+    if ((which !== 'm' && which !== 'v') || !Number.isInteger(e.size) || e.size < 0) {
+      throw new Error(`checkpoint: ${jsonFile} has a malformed entry ${JSON.stringify(e)} (needs name "m/..." or "v/...", size, offset)`);
+    }
+    out[which][e.name.slice(slash + 1)] = floatsAt(bin, e.offset, e.size, binFile, e.name);
   }
+  checkNoOverlap(json.entries.map((e) => ({ name: e.name, offset: e.offset, bytes: 4 * e.size })), binFile);
   return out;
 }

@@ -1,5 +1,5 @@
 /**
- * The GPT's hyper-parameters, with defaults sized for a 2-core CPU (DESIGN B, D).
+ * The GPT's hyper-parameters, with defaults sized for a 2-core CPU (docs/design.md B, D).
  *
  * The model is deliberately tiny: the study is about the *format* of tool calls collapsing under RL, which a
  * small model trained on a closed, templated vocabulary reproduces; what matters is that rollouts and training
@@ -11,15 +11,15 @@ export interface GPTConfig {
   vocabSize: number;
   /**
    * Longest sequence (number of learned positional embeddings). Default 1024: long_context evaluation
-   * (DESIGN A.1) needs long sequences; training only pays for the actual padded length, so a large table
+   * (docs/design.md A.1) needs long sequences; training only pays for the actual padded length, so a large table
    * costs parameters but no compute.
    */
   blockSize: number;
-  /** Transformer blocks. Default 2: measured fast enough on wasm (DESIGN D "small model"). */
+  /** Transformer blocks. Default 2: measured fast enough on wasm (docs/design.md D "small model"). */
   nLayer: number;
   /** Attention heads. Default 2 (head size 32 at d64). */
   nHead: number;
-  /** Residual stream width. Default 64 (DESIGN D "small model": d64, 2 layers). */
+  /** Residual stream width. Default 64 (docs/design.md D "small model": d64, 2 layers). */
   nEmbd: number;
   /** Std of the normal weight init. Default 0.02, as in GPT-2 (residual projections get 0.02/sqrt(2*nLayer)). */
   initStd: number;

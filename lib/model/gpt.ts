@@ -15,10 +15,10 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../prng';
-import { BlockParams, blockForward, causalBias, LayerKV } from './attention';
+import { BlockParams, blockForward, CacheBias, causalBias, decodeBlock } from './attention';
 import { GPTConfig, validateGPTConfig } from './config';
-import { KVCache } from './kvcache';
-import { embed, layerNorm, linear } from './layers';
+import { CacheLayer, DecodeWeights, KVCache } from './kvcache';
+import { embed, layerNorm, linear, normalize } from './layers';
 
 /** How a parameter is initialised. */
 type Init = 'normal' | 'residual' | 'zeros' | 'ones';
@@ -128,16 +128,36 @@ export class GPT {
       const pos = tf.slice(this.p('wpe.weight'), [0, 0], [T, C]); // [T, C]
       let x = tf.add(tf.reshape(tok, [B, T, C]), pos) as tf.Tensor3D; // [B, T, C]
       const bias = causalBias(T); // [1, 1, T, T]
-      for (const bp of this.blocks) x = blockForward(bp, x, nHead, bias).x;
+      for (const bp of this.blocks) x = blockForward(bp, x, nHead, bias);
       const h = layerNorm(tf.reshape(x, [B * T, C]) as tf.Tensor2D, this.p('ln_f.weight'), this.p('ln_f.bias'));
       return tf.reshape(linear(h, this.p('lm_head.weight')), [B, T, V]) as tf.Tensor3D; // [B, T, V]
     });
   }
 
-  /** An empty cache for decoding `batch` rows in parallel. Dispose it when done. */
+  /**
+   * An empty cache for decoding `batch` rows in parallel. Dispose it when done. The cache snapshots the
+   * decode weights, computed once here instead of at every step: each LayerNorm's gain and bias folded into
+   * the linear layer after it, and 1/sqrt(hd) into the query columns (lib/model/kvcache.ts, DecodeWeights).
+   * So make a new cache after the parameters change.
+   */
   createCache(batch: number): KVCache {
     this.assertUsable();
-    return new KVCache(batch, this.config.nLayer);
+    const C = this.config.nEmbd;
+    const scale = 1 / Math.sqrt(C / this.config.nHead);
+    // LN(x) @ W + b = n(x) @ (gain[:, None] * W) + (beta @ W + b), n = the normalised x
+    const fold = (g: tf.Tensor, beta: tf.Tensor, w: tf.Tensor, b: tf.Tensor | null) => {
+      const betaW = tf.reshape(tf.matMul(tf.reshape(beta, [1, C]), w), [-1]); // [out]
+      return { w: tf.mul(tf.reshape(g, [C, 1]), w) as tf.Tensor2D, b: (b === null ? betaW : tf.add(betaW, b)) as tf.Tensor1D };
+    };
+    const weights: DecodeWeights[] = this.blocks.map((bp) => tf.tidy(() => {
+      // 1/sqrt(hd) on the query columns, exactly 1 on the key and value columns
+      const cols = tf.concat([tf.fill([C], scale), tf.ones([2 * C])]); // [3C]
+      const qkv = fold(bp.ln1g, bp.ln1b, bp.wqkv, bp.bqkv);
+      const fc = fold(bp.ln2g, bp.ln2b, bp.wfc, bp.bfc);
+      return { wqkv: tf.mul(qkv.w, cols) as tf.Tensor2D, bqkv: tf.mul(qkv.b, cols) as tf.Tensor1D, wfc: fc.w, bfc: fc.b };
+    }));
+    const head = tf.tidy(() => fold(this.p('ln_f.weight'), this.p('ln_f.bias'), this.p('lm_head.weight'), null));
+    return new KVCache(batch, this.config.nLayer, weights, head);
   }
 
   /**
@@ -174,38 +194,36 @@ export class GPT {
       hasNew[b] = lens[b] > 0 ? 1 : 0;
     }
 
+    const merge = cache.mergesOn(n);
+    const plan = merge ? cache.compaction(lens, n) : null;
     const out = tf.tidy(() => {
-      const bias = cache.buildBias(lens, n); // [B, 1, n, S + n]
+      // merge: one bias over every slot; else the cached frozen bias + a small one over the tail and the new slot
+      const bias: CacheBias = merge
+        ? { frozen: null, recent: cache.buildBias(lens, n), merge, twoLevel: cache.twoLevel, // [B, 1, n, S + n]
+          keep: plan === null ? null : tf.tensor1d(flatKeep(plan.index, B, nHead, plan.slots, cache.length + n), 'int32') }
+        : { frozen: cache.frozenBias, recent: cache.buildBias(lens, n, cache.frozenLength), merge, twoLevel: true, keep: null }; // [B, 1, n, t + n]
       // Inference only: plain gathers (bit-identical to the oneHot form the training gradient uses).
       const tok = tf.gather(this.p('wte.weight'), tf.tensor1d(ids, 'int32')); // [B*n, C]
       const pos = tf.gather(this.p('wpe.weight'), tf.tensor1d(posIds, 'int32')); // [B*n, C]
-      let x = tf.reshape(tf.add(tok, pos), [B, n, C]) as tf.Tensor3D; // [B, n, C]
-      const kvs: LayerKV[] = [];
+      let x = tf.add(tok, pos) as tf.Tensor2D; // [B*n, C], row-major over (row, slot)
+      const layers: CacheLayer[] = [];
       this.blocks.forEach((bp, l) => {
-        const r = blockForward(bp, x, nHead, bias, { past: cache.layers[l] });
+        const r = decodeBlock(bp, cache.weights[l], x, B, nHead, cache.layers[l], bias);
         x = r.x;
-        kvs.push(r.kv!);
+        layers.push(r.next);
       });
       // Only each row's last token goes through the final LN and head (LN is per position, so this is exact).
-      const last = tf.gather(tf.reshape(x, [B * n, C]), tf.tensor1d(lastIdx, 'int32')) as tf.Tensor2D; // [B, C]
-      let logits = linear(layerNorm(last, this.p('ln_f.weight'), this.p('ln_f.bias')), this.p('lm_head.weight')); // [B, V]
+      const last = n === 1 ? x : tf.gather(x, tf.tensor1d(lastIdx, 'int32')) as tf.Tensor2D; // [B, C]
+      let logits = linear(normalize(last), cache.head!.w, cache.head!.b); // [B, V], ln_f folded into the head
       if (lens.some((l) => l === 0)) {
         const prev = cache.lastLogits ?? tf.zeros([B, V]);
         const keep = tf.tensor2d(hasNew, [B, 1]);
         logits = tf.add(tf.mul(logits, keep), tf.mul(prev, tf.sub(1, keep))) as tf.Tensor2D; // [B, V]
       }
-      return { k: kvs.map((kv) => kv.k), v: kvs.map((kv) => kv.v), logits };
+      return { layers: layers as unknown as tf.TensorContainer, logits }; // tidy keeps every tensor in there
     });
 
-    for (let l = 0; l < this.blocks.length; l++) {
-      const old = cache.layers[l];
-      if (old !== null) {
-        old.k.dispose();
-        old.v.dispose();
-      }
-      cache.layers[l] = { k: out.k[l], v: out.v[l] };
-    }
-    cache.commit(lens, n);
+    cache.install(out.layers as unknown as CacheLayer[], lens, n, merge, plan);
     if (cache.lastLogits !== null) cache.lastLogits.dispose();
     cache.lastLogits = out.logits;
     return out.logits.clone();
@@ -218,4 +236,16 @@ export class GPT {
     this.vars.clear();
     this.disposed = true;
   }
+}
+
+/** Per-row kept slots [B * F] -> row indices [B * H * F] into values flattened to [B * H * S, hd]. */
+function flatKeep(index: Int32Array, B: number, H: number, F: number, S: number): Int32Array {
+  const out = new Int32Array(B * H * F);
+  for (let b = 0; b < B; b++) {
+    for (let h = 0; h < H; h++) {
+      const base = (b * H + h) * S;
+      for (let f = 0; f < F; f++) out[(b * H + h) * F + f] = base + index[b * F + f];
+    }
+  }
+  return out;
 }

@@ -10,29 +10,94 @@
  * With this, "row 3 got a 40-token observation while row 5 decoded one token" is a single append call, and a
  * row's attention sees exactly its own real tokens in order, as the training forward does.
  *
- * Memory grows by n slots per append; padding slots are never reclaimed (no compaction): rollouts are short
- * (a few hundred slots) and a fresh cache is made per rollout batch.
+ * Two-level layout (why: tfjs tensors are immutable, so "append a slot" means a copy; growing one tensor per
+ * token copied the whole cache per layer per token, ~40% of a decode step at a few hundred slots):
+ *   - frozen:  the old slots, keys stored TRANSPOSED kT [B, H, hd, F] (so the decode read q @ kT is a plain
+ *              matMul, ~4x faster than q @ k^T with transposeB on tensorflow) and values v [B, H, F, hd],
+ *              plus their attention bias [B, 1, 1, F] (0 / MASK_VALUE), built once per merge;
+ *   - tail:    the latest slots, k and v [B, H, t, hd] with t <= TAIL_SLOTS, grown per append (a small
+ *              copy) and folded into frozen when it would overflow (one big copy per TAIL_SLOTS slots).
+ * An append longer than the tail's room (a prompt) merges everything into frozen at once. A merge copies every
+ * slot anyway, so it also drops the padding slots (compaction): the cache then holds at most
+ * max_b(real tokens of row b) + TAIL_SLOTS slots instead of growing by n slots per append for every row.
  */
 import * as tf from '@tensorflow/tfjs';
-import { LayerKV, MASK_VALUE } from './attention';
+import { MASK_VALUE } from './attention';
+
+/** One-token slots kept in the tail before it is folded into the frozen part. */
+export const TAIL_SLOTS = 32;
+
+/**
+ * The two-level layout pays off where a batched matMul is fast and a copy is not (tensorflow, cpu). On wasm a
+ * rank-4 matMul runs a slow generic loop (~0.7 GFLOP/s), so the two extra products of the two-level read cost
+ * more than the copy they avoid (measured: 16 vs 12 ms per decode step, batch 64): there the cache keeps the
+ * single-level layout, keys k [B, H, S, hd] grown by concat on axis 2 at every append (every append merges).
+ */
+export function twoLevelCache(): boolean {
+  return tf.getBackend() !== 'wasm';
+}
+
+/** One layer's cached keys and values (see the file comment for the layout). */
+export interface CacheLayer {
+  keys: tf.Tensor4D | null; // two-level: kT [B, H, hd, F]; single-level (wasm): k [B, H, F, hd]
+  v: tf.Tensor4D | null; // [B, H, F, hd]
+  tailK: tf.Tensor4D | null; // [B, H, t, hd]
+  tailV: tf.Tensor4D | null; // [B, H, t, hd]
+}
+
+/** Which slots survive a merge (see KVCache.compaction). */
+export interface CompactionPlan {
+  /** [B * F] slot indices (over the old slots + the new ones), row-major. */
+  index: Int32Array;
+  /** F: slots per row after the merge. */
+  slots: number;
+  /** Real slots per row (the first counts[b] of row b). */
+  counts: number[];
+}
+
+/**
+ * Per layer decode weights, derived once per cache from the live parameters (see GPT.createCache): each
+ * LayerNorm's gain and bias folded into the linear layer after it (LN(x) @ W + b = n(x) @ (g * W) + (beta @ W
+ * + b)), and 1/sqrt(hd) into the query columns, so a decode step runs fewer ops.
+ */
+export interface DecodeWeights {
+  /** [C, 3C]: ln_1 gain * the fused QKV weight, query columns scaled by 1/sqrt(hd). */
+  wqkv: tf.Tensor2D;
+  /** [3C]: ln_1 bias @ QKV weight + QKV bias, scaled the same way. */
+  bqkv: tf.Tensor1D;
+  /** [C, 4C], [4C]: ln_2 folded into the MLP's first layer. */
+  wfc: tf.Tensor2D;
+  bfc: tf.Tensor1D;
+}
 
 export class KVCache {
   /** Rows (episodes decoded in parallel). */
   readonly batch: number;
-  /** Per layer K/V over all slots so far, or null before the first append. */
-  layers: (LayerKV | null)[];
+  /** Per layer frozen + tail keys / values. Replaced, never mutated, by `install`. */
+  layers: CacheLayer[];
+  /** Attention bias [B, 1, 1, F] of the frozen slots, or null while there are none. */
+  frozenBias: tf.Tensor4D | null = null;
+  /** Layout, fixed at creation from the backend (twoLevelCache). */
+  readonly twoLevel = twoLevelCache();
+  /** Decode weights per layer (owned by the cache; a cache must not outlive a weight update). */
+  readonly weights: DecodeWeights[];
+  /** ln_f folded into the head: w [C, V], b [V] (owned by the cache), or null. */
+  readonly head: { w: tf.Tensor2D; b: tf.Tensor1D } | null;
   /** valid[b][s] = 1 when slot s of row b holds a real token. */
   private valid: Uint8Array[];
   private slots = 0;
+  private frozen = 0;
   private pos: number[];
   /** Logits [B, V] at each row's last real token (null before any token arrived). Owned by the cache. */
   lastLogits: tf.Tensor2D | null = null;
   private disposed = false;
 
-  constructor(batch: number, nLayer: number) {
+  constructor(batch: number, nLayer: number, weights: DecodeWeights[] = [], head: { w: tf.Tensor2D; b: tf.Tensor1D } | null = null) {
     if (!Number.isInteger(batch) || batch < 1) throw new Error(`KVCache: batch must be a positive integer, got ${batch}`);
     this.batch = batch;
-    this.layers = new Array(nLayer).fill(null);
+    this.layers = Array.from({ length: nLayer }, () => ({ keys: null, v: null, tailK: null, tailV: null }));
+    this.weights = weights;
+    this.head = head;
     this.valid = [];
     for (let b = 0; b < batch; b++) this.valid.push(new Uint8Array(64));
     this.pos = new Array(batch).fill(0);
@@ -41,6 +106,11 @@ export class KVCache {
   /** Number of slots (real + padding) held per row. */
   get length(): number {
     return this.slots;
+  }
+
+  /** Slots in the frozen part (the rest, length - frozenLength, are in the tail). */
+  get frozenLength(): number {
+    return this.frozen;
   }
 
   /** Per row: number of real tokens seen so far = position of that row's next token. */
@@ -56,22 +126,27 @@ export class KVCache {
     if (this.disposed) throw new Error('KVCache: used after dispose()');
   }
 
+  /** Will an append of n slots fold everything into the frozen part (the tail would pass TAIL_SLOTS)? */
+  mergesOn(n: number): boolean {
+    return !this.twoLevel || this.slots - this.frozen + n > TAIL_SLOTS;
+  }
+
   /**
-   * Additive attention bias for appending `lens[b]` real tokens (padded to n slots) to every row:
-   * [B, 1, n, S + n]. Query i of row b may read old slot j if it is valid, and new slot S + j' if
-   * j' <= i (causal) and j' < lens[b] (real). Queries on padding slots get some harmless pattern; their
-   * outputs are never used and their slots are marked invalid.
+   * Additive bias over slots [from, S) plus n new ones, for appending `lens[b]` real tokens (padded to n
+   * slots) to every row: [B, 1, n, S - from + n]. Query i of row b may read old slot j if it is valid, and
+   * new slot S + j' if j' <= i (causal) and j' < lens[b] (real). Queries on padding slots get some harmless
+   * pattern; their outputs are never used and their slots are marked invalid.
    */
-  buildBias(lens: number[], n: number): tf.Tensor4D {
+  buildBias(lens: number[], n: number, from = 0): tf.Tensor4D {
     const B = this.batch;
     const S = this.slots;
-    const W = S + n;
+    const W = S - from + n;
     const data = new Float32Array(B * n * W);
     for (let b = 0; b < B; b++) {
       const valid = this.valid[b];
       for (let i = 0; i < n; i++) {
-        const row = (b * n + i) * W;
-        for (let j = 0; j < S; j++) if (valid[j] === 0) data[row + j] = MASK_VALUE;
+        const row = (b * n + i) * W - from;
+        for (let j = from; j < S; j++) if (valid[j] === 0) data[row + j] = MASK_VALUE;
         for (let jj = 0; jj < n; jj++) if (jj > i || jj >= lens[b]) data[row + S + jj] = MASK_VALUE;
       }
     }
@@ -92,8 +167,65 @@ export class KVCache {
     return out;
   }
 
-  /** Record that n slots were added, the first lens[b] of them real in row b. Call after the tensors are in. */
-  commit(lens: number[], n: number): void {
+  /**
+   * For a merging append of `lens` real tokens in n slots: which slots each row keeps in the new frozen part.
+   * Merging copies every slot anyway, so it also drops the padding slots (compaction): row b keeps its
+   * real slots in order, then repeats its first slot up to the longest row's count (masked). Slot order
+   * within a row never mattered (positions are per row), so attention sees the same keys. Returns the
+   * gather indices [B, F] over the S + n slots, or null when that would drop less than a quarter of them.
+   */
+  compaction(lens: number[], n: number): CompactionPlan | null {
+    const S = this.slots;
+    const counts = lens.map((l, b) => {
+      let c = l;
+      for (let j = 0; j < S; j++) c += this.valid[b][j];
+      return c;
+    });
+    const F = Math.max(1, ...counts);
+    // compaction costs a few more copies of the cache: only when it drops at least a quarter of the slots
+    if (F > 0.75 * (S + n)) return null;
+    const index = new Int32Array(this.batch * F);
+    for (let b = 0; b < this.batch; b++) {
+      let k = 0;
+      for (let j = 0; j < S; j++) if (this.valid[b][j] === 1) index[b * F + k++] = j;
+      for (let i = 0; i < lens[b]; i++) index[b * F + k++] = S + i;
+      // the rest stay 0: a copy of slot 0, masked by the new validity
+    }
+    return { index, slots: F, counts };
+  }
+
+  /**
+   * Swap in the layers computed by an append (tensors kept out of its tidy) and free the old ones; `merged`
+   * says whether every slot is now frozen (then the frozen bias is rebuilt). Then record that n slots were
+   * added, the first lens[b] of them real in row b.
+   */
+  install(layers: CacheLayer[], lens: number[], n: number, merged: boolean, plan: CompactionPlan | null = null): void {
+    const keep = new Set<tf.Tensor>();
+    for (const l of layers) for (const t of [l.keys, l.v, l.tailK, l.tailV]) if (t !== null) keep.add(t);
+    for (const l of this.layers) for (const t of [l.keys, l.v, l.tailK, l.tailV]) if (t !== null && !keep.has(t)) t.dispose();
+    this.layers = layers;
+    this.commit(lens, n);
+    if (plan !== null) {
+      for (let b = 0; b < this.batch; b++) {
+        this.valid[b].fill(0);
+        this.valid[b].fill(1, 0, plan.counts[b]);
+      }
+      this.slots = plan.slots;
+    }
+    if (merged) {
+      this.frozen = this.slots;
+      if (!this.twoLevel) return; // the single-level read builds its bias over every slot each time
+      if (this.frozenBias !== null) this.frozenBias.dispose();
+      // The bias a query sees over the frozen slots: only validity matters (every frozen slot is in its past).
+      const S = this.slots;
+      const data = new Float32Array(this.batch * S);
+      for (let b = 0; b < this.batch; b++) for (let j = 0; j < S; j++) if (this.valid[b][j] === 0) data[b * S + j] = MASK_VALUE;
+      this.frozenBias = tf.tensor4d(data, [this.batch, 1, 1, S]);
+    }
+  }
+
+  /** Record that n slots were added, the first lens[b] of them real in row b. */
+  private commit(lens: number[], n: number): void {
     const need = this.slots + n;
     for (let b = 0; b < this.batch; b++) {
       let v = this.valid[b];
@@ -111,13 +243,12 @@ export class KVCache {
   /** Free every tensor the cache holds. Safe to call twice. */
   dispose(): void {
     if (this.disposed) return;
-    for (const kv of this.layers) {
-      if (kv !== null) {
-        kv.k.dispose();
-        kv.v.dispose();
-      }
-    }
-    this.layers = this.layers.map(() => null);
+    for (const l of this.layers) for (const t of [l.keys, l.v, l.tailK, l.tailV]) if (t !== null) t.dispose();
+    this.layers = this.layers.map(() => ({ keys: null, v: null, tailK: null, tailV: null }));
+    for (const w of this.weights) tf.dispose([w.wqkv, w.bqkv, w.wfc, w.bfc]);
+    if (this.head !== null) tf.dispose([this.head.w, this.head.b]);
+    if (this.frozenBias !== null) this.frozenBias.dispose();
+    this.frozenBias = null;
     if (this.lastLogits !== null) this.lastLogits.dispose();
     this.lastLogits = null;
     this.disposed = true;

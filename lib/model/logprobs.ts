@@ -1,20 +1,39 @@
 /**
- * Token log-probabilities and entropies from logits, written without tf.gather.
+ * Token log-probabilities and entropies from logits.
  *
- * The gradient of gather needs UnsortedSegmentSum, which the wasm backend lacks (DESIGN D), so picking
- * log p(target) is done as sum_k logSoftmax_k * oneHot(target)_k. The one-hot is a constant (built from
- * int32 targets, no gradient), and the product's gradient is the usual (1[k = target] - p_k).
+ * The gradient of gather needs UnsortedSegmentSum, which the wasm backend lacks (docs/design.md D), so log p(target)
+ * has its own gradient (1[k = target] - p_k), and the gather only ever runs forward.
  */
 import * as tf from '@tensorflow/tfjs';
 
+/**
+ * log p(target) = logits[target] - logsumexp(logits), with a hand-written gradient
+ *   d logits = dy * (oneHot(target) - softmax(logits)).
+ * The [B, T, V] logits are the largest tensors of a step, so the number of passes over them is what costs:
+ * the forward reads the target logit with a flat gather (no gradient through it, so wasm's missing
+ * UnsortedSegmentSum does not matter) instead of building logSoftmax, a one-hot and its cast and product.
+ */
+const tokenLogProbsWithGrad = tf.customGrad(((logits: tf.Tensor, targets: tf.Tensor, save: tf.GradSaveFunc) => {
+  const [B, T, V] = logits.shape;
+  const lse = tf.logSumExp(logits, -1); // [B, T]
+  const flatIdx = tf.add(tf.mul(tf.range(0, B * T, 1, 'int32'), tf.scalar(V, 'int32')), tf.reshape(tf.cast(targets, 'int32'), [B * T])); // [B*T]
+  const picked = tf.reshape(tf.gather(tf.reshape(logits, [B * T * V]), flatIdx), [B, T]); // [B, T]
+  save([logits, targets, lse]);
+  return {
+    value: tf.sub(picked, lse),
+    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+      const [sl, st, slse] = saved;
+      const p = tf.exp(tf.sub(sl, tf.expandDims(slse, -1))); // softmax [B, T, V]
+      // int32 one-hot then a cast: oneHot's float32 dtype option gives wrong values on wasm
+      const oh = tf.cast(tf.oneHot(tf.cast(st, 'int32') as tf.Tensor2D, V), 'float32'); // [B, T, V]
+      return [tf.mul(tf.sub(oh, p), tf.expandDims(dy, -1)), tf.zerosLike(st)];
+    },
+  };
+}) as unknown as Parameters<typeof tf.customGrad>[0]) as unknown as (logits: tf.Tensor, targets: tf.Tensor) => tf.Tensor;
+
 /** log p(targets[b, t] | prefix) for every position. logits [B, T, V], targets [B, T] int32 -> [B, T]. */
 export function tokenLogProbs(logits: tf.Tensor3D, targets: tf.Tensor2D): tf.Tensor2D {
-  return tf.tidy(() => {
-    const V = logits.shape[2];
-    const logp = tf.logSoftmax(logits); // [B, T, V]
-    const oh = tf.oneHot(tf.cast(targets, 'int32') as tf.Tensor2D, V); // [B, T, V] int32 0/1
-    return tf.sum(tf.mul(logp, tf.cast(oh, 'float32')), -1) as tf.Tensor2D; // [B, T]
-  });
+  return tf.tidy(() => tokenLogProbsWithGrad(logits, targets) as tf.Tensor2D);
 }
 
 /** Entropy of the next-token distribution at every position, in nats. logits [B, T, V] -> [B, T]. */

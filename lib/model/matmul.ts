@@ -1,7 +1,7 @@
 /**
  * Matrix products that stay fast on the wasm backend.
  *
- * Why this file exists (DESIGN D): on tfjs-backend-wasm a matMul with a transposed operand
+ * Why this file exists (docs/design.md D): on tfjs-backend-wasm a matMul with a transposed operand
  * (transposeA/transposeB = true) runs about 10x slower than a plain one, and the gradient of every matMul
  * asks for exactly such products (dA = dy @ B^T, dB = A^T @ dy). So on wasm we wrap matMul in a custom
  * gradient that first materialises the transpose with tf.transpose and then calls the plain kernel
@@ -72,7 +72,7 @@ export function matMulTN<T extends tf.Tensor>(a: T, b: tf.Tensor): T {
  * One batched matMul. Measured on wasm: a batched (rank > 2) matMul runs a slow generic loop (118 ms for
  * [16,2,256,256] @ [16,2,256,32], vs 13 ms for the same work as 32 separate 2-D matMuls), but getting the
  * 32 operands out costs more than it saves: Unpack / Slice / Gather of [256,256] blocks take 5-20 ms EACH
- * on wasm. So the batched call stays; this is the training step's main cost (see lib/model/bench.ts).
+ * on wasm. So the batched call stays; this is the training step's main cost (see lib/bench/model.ts).
  */
 export function headMatMul(a: tf.Tensor4D, b: tf.Tensor4D): tf.Tensor4D {
   return matMulNN(a, b);

@@ -6,7 +6,6 @@
  *   <out>/figures/*.png             the main figures, when headless Chromium is available
  * Rebuilding is cheap and deterministic, so the report is never edited by hand: change a run, rebuild.
  */
-import * as fs from 'fs';
 import * as path from 'path';
 import { ResultsStore, loadResults } from './results';
 import { ReportTable, allTables, sweepExperiments, sweepRowName } from './tables';
@@ -16,6 +15,7 @@ import { valAccuracyFigure, rewardFigure, probeFigure, statesFigure, gradSplitFi
 import { renderPngs } from './png';
 import { PAPER_REFERENCES } from './paper';
 import { ExperimentSpec } from '../experiments/spec';
+import { writeFileAtomic } from '../util/atomic';
 
 /** The run whose per-step diagnostics get PNGs: the collapse itself (else the first method with RL). */
 const FOCUS_CONFIG = 'vanilla-rl';
@@ -104,8 +104,7 @@ export async function buildReport(preset: string, outDir: string, opts: BuildOpt
   const tables = allTables(store);
   const files: string[] = [];
   const write = (file: string, text: string) => {
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    fs.writeFileSync(file, text);
+    writeFileAtomic(file, text); // temp file + rename: a killed rebuild never leaves half a table
     files.push(file);
   };
   for (const t of tables) {

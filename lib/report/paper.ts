@@ -1,5 +1,5 @@
 /**
- * Reference numbers from the paper (DESIGN A.7), shown next to our own results as a "paper" column.
+ * Reference numbers from the paper (docs/design.md A.7), shown next to our own results as a "paper" column.
  *
  * Only averages that a row of Table 1 maps to one-to-one are listed. They are BFCL-V3 multi-turn averages
  * (mean of the four category accuracies, in percent) for Qwen2.5-1.5B-Instruct. They are NOT targets for a
@@ -19,19 +19,19 @@ export interface PaperReference {
   confirmed: boolean;
 }
 
-const SECONDARY = 'secondary summaries of arXiv 2606.26027 (DESIGN A.5, A.7), Qwen2.5-1.5B-Instruct, BFCL-V3 multi-turn';
+const SECONDARY = 'secondary summaries of arXiv 2606.26027 (docs/design.md A.5, A.7), Qwen2.5-1.5B-Instruct, BFCL-V3 multi-turn';
 
 /** Config name -> the paper's number for the method that config mirrors. */
 export const PAPER_REFERENCES: Record<string, PaperReference> = {
   'vanilla-rl': { average: 3.5, source: SECONDARY, confirmed: true },
-  ets: { average: 20.0, source: 'one review of arXiv 2606.26027 (DESIGN A.7)', confirmed: false },
+  ets: { average: 20.0, source: 'one review of arXiv 2606.26027 (docs/design.md A.7)', confirmed: false },
   prs: { average: 25.75, source: SECONDARY, confirmed: true },
 };
 
 /** Numbers from the paper that belong to no single row (shown as notes under Table 1). */
 export const PAPER_NOTES: string[] = [
-  'Paper (Qwen2.5-1.5B-Instruct, BFCL-V3 multi-turn average): interleaving SFT with RL reaches 17.25 (DESIGN A.7).',
-  'Paper: interleaved SFT+RL degrades on format- and content-OOD (DESIGN A.7).',
+  'Paper (Qwen2.5-1.5B-Instruct, BFCL-V3 multi-turn average): interleaving SFT with RL reaches 17.25 (docs/design.md A.7).',
+  'Paper: interleaved SFT+RL degrades on format- and content-OOD (docs/design.md A.7).',
 ];
 
 /** The paper column's cell for a config: "3.50", "20.00 (unconfirmed)", or "" when none maps. */

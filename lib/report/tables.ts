@@ -191,7 +191,7 @@ export function stateTable(store: ResultsStore): ReportTable {
 }
 
 /**
- * The capability probe (DESIGN A.5, "the skill is still inside"): ID accuracy of the same checkpoint with free
+ * The capability probe (docs/design.md A.5, "Claim"): ID accuracy of the same checkpoint with free
  * greedy decoding and with constrained decoding that only forbids `<|im_end|>` and a second `<tool_call>` right
  * after `<tool_call>`. Rows: every run evaluated both ways (base, methods, learning-rate sweep).
  */

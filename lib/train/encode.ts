@@ -3,7 +3,7 @@
  *
  * A conversation [system, user, assistant, user(obs), assistant, ...] becomes one token sequence and a
  * loss mask that is 1 on every assistant message and the `<|im_end|>` closing it, and 0 on the prompt,
- * the `<|im_start|>assistant\n` header and every observation / user turn (DESIGN A.4 loss mask, A.6 SFT).
+ * the `<|im_start|>assistant\n` header and every observation / user turn (docs/design.md A.4 loss mask, A.6 SFT).
  *
  * The paper's SFT makes one sample per assistant message (prompt = history, target = that message). For
  * a causal model, training the whole conversation once with every assistant message in the mask gives

@@ -1,5 +1,5 @@
 /**
- * Greedy evaluation of a model on a list of tasks (DESIGN A.7): binary checker accuracy per category, their
+ * Greedy evaluation of a model on a list of tasks (docs/design.md A.7): binary checker accuracy per category, their
  * mean (the paper's headline average), and the share of each structural state over all assistant messages.
  */
 import { Rng } from '../prng';

@@ -1,17 +1,17 @@
 /**
- * Data of the interleaved schemes' SFT phases (DESIGN A.6), built from the step records an RL stage wrote:
+ * Data of the interleaved schemes' SFT phases (docs/design.md A.6), built from the step records an RL stage wrote:
  * - ETS (erroneous-trajectory supervision): every task with at least one failed rollout in the last 10 RL
  *   steps -> its teacher trajectory.
  * - PRS (process-reflection supervision): one rollout per group from the last 10 steps -> the judge prompt
  *   and the judge's reflection (lib/envs/judge.ts), trained jointly with the ETS data.
  */
-import * as fs from 'fs';
 import { Tokenizer } from '../format/tokenizer';
 import { JsonValue } from '../format/types';
 import { Task } from '../envs/task';
 import { teacherTrajectory } from '../envs/teacher';
 import { reflectionConversation } from '../envs/judge';
 import { encodeConversation, TrainingSequence } from './encode';
+import { readJsonlValues } from '../util/jsonl';
 
 /** One line of rollouts.jsonl (written by GRPOTrainer). */
 export interface StepRecord {
@@ -28,15 +28,9 @@ export interface StepRecord {
   scripted: boolean;
 }
 
+/** Read rollouts.jsonl back (blank lines ignored, a torn final line absent, a broken line named). */
 export function readStepRecords(file: string): StepRecord[] {
-  if (!fs.existsSync(file)) throw new Error(`step records not found: ${file}`);
-  return fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l, i) => {
-    try {
-      return JSON.parse(l) as StepRecord;
-    } catch {
-      throw new Error(`${file}:${i + 1}: not valid JSON`);
-    }
-  });
+  return readJsonlValues<StepRecord>(file, `step records not found: ${file}`);
 }
 
 /** Records of the last `lastSteps` steps of RL stage `stage` (all stages when stage is undefined). */

@@ -4,6 +4,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
+import { readJsonlValues } from '../util/jsonl';
 
 export type MetricRecord = Record<string, number | string | boolean | null | Record<string, number>>;
 
@@ -15,8 +16,15 @@ export interface MetricsSink {
 export class MetricsLog implements MetricsSink {
   readonly records: MetricRecord[] = [];
 
-  /** `file`: where to append (created with its folder); null keeps the log in memory only. */
-  constructor(readonly file: string | null = null, opts: { truncate?: boolean } = {}) {
+  private readonly beforeLog?: () => void;
+
+  /**
+   * `file`: where to append (created with its folder); null keeps the log in memory only. `beforeLog` runs
+   * before every record: throwing there stops the run before the step is logged (e.g. when the process
+   * that started the run has died).
+   */
+  constructor(readonly file: string | null = null, opts: { truncate?: boolean; beforeLog?: () => void } = {}) {
+    this.beforeLog = opts.beforeLog;
     if (file) {
       fs.mkdirSync(path.dirname(file), { recursive: true });
       if (opts.truncate ?? true) fs.writeFileSync(file, '');
@@ -24,6 +32,7 @@ export class MetricsLog implements MetricsSink {
   }
 
   log(rec: MetricRecord): void {
+    this.beforeLog?.();
     this.records.push(rec);
     if (this.file) fs.appendFileSync(this.file, JSON.stringify(rec) + '\n');
   }
@@ -35,17 +44,7 @@ export class MetricsLog implements MetricsSink {
   }
 }
 
-/** Read a metrics.jsonl file back (blank lines ignored; a broken line names its number). */
+/** Read a metrics.jsonl file back (blank lines ignored, a torn final line absent, a broken line named). */
 export function readMetrics(file: string): MetricRecord[] {
-  if (!fs.existsSync(file)) throw new Error(`metrics file not found: ${file}`);
-  const out: MetricRecord[] = [];
-  fs.readFileSync(file, 'utf8').split('\n').forEach((line, i) => {
-    if (line.trim() === '') return;
-    try {
-      out.push(JSON.parse(line));
-    } catch {
-      throw new Error(`${file}:${i + 1}: not valid JSON`);
-    }
-  });
-  return out;
+  return readJsonlValues<MetricRecord>(file, `metrics file not found: ${file}`);
 }

@@ -1,5 +1,5 @@
 /**
- * AdamW with global-norm gradient clipping, the optimizer of every stage in the paper (DESIGN A.4, A.6).
+ * AdamW with global-norm gradient clipping, the optimizer of every stage in the paper (docs/design.md A.4, A.6).
  *
  * Follows torch.optim.AdamW exactly (decoupled weight decay, bias correction):
  *   p <- p * (1 - lr * wd)
@@ -19,9 +19,9 @@ export interface AdamWConfig {
   beta2: number;
   /** Default 1e-8 (torch / HF default). */
   eps: number;
-  /** Decoupled weight decay. Default 0.01 (paper, DESIGN A.4). */
+  /** Decoupled weight decay. Default 0.01 (paper, docs/design.md A.4). */
   weightDecay: number;
-  /** Global-norm clip threshold; <= 0 or Infinity disables clipping. Default 1.0 (paper, DESIGN A.4). */
+  /** Global-norm clip threshold; <= 0 or Infinity disables clipping. Default 1.0 (paper, docs/design.md A.4). */
   maxGradNorm: number;
   /** Which parameters get no weight decay. Default: names ending in ".bias" and LayerNorm gains (ln_*.weight). */
   noDecay: (name: string) => boolean;

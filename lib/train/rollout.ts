@@ -1,5 +1,5 @@
 /**
- * The batched multi-turn rollout engine (DESIGN A.2, A.4).
+ * The batched multi-turn rollout engine (docs/design.md A.2, A.4).
  *
  * N episodes run in parallel, each with its own environment, through one batched KV cache. Every
  * iteration appends one token per live row: either a token the row must *read* (its prompt, an
@@ -8,7 +8,7 @@
  *
  * What comes back per episode is what GRPO trains on: the token ids of the whole conversation, a loss
  * mask that is 1 on assistant tokens including each message's `<|im_end|>` and 0 on the prompt and every
- * injected observation / user turn (DESIGN A.4), the sampling log-probs, per-message structural states,
+ * injected observation / user turn (docs/design.md A.4), the sampling log-probs, per-message structural states,
  * and the checker's verdict (binary reward, errorTurn).
  */
 import { Rng } from '../prng';
@@ -20,6 +20,7 @@ import { CallSyntax, StructuralState } from '../format/types';
 import { Episode } from '../envs/episode';
 import { GPT } from '../model/gpt';
 import { sampleToken } from './sampling';
+import { addPhase } from './phases';
 
 export interface RolloutConfig {
   /** Sampling temperature; 1.0 in the paper's GRPO script (validation: greedy). */
@@ -31,6 +32,12 @@ export interface RolloutConfig {
   maxContext: number;
   /** Prompt/observation tokens read per forward pass when no live row is sampling. */
   readChunk: number;
+  /**
+   * Observation tokens a row reads per forward pass while other rows sample (one token each). Decoding is
+   * bound by per-op overhead, so a few more query slots cost little, while reading one token per pass
+   * made the observations, not the sampling, set the number of passes.
+   */
+  readChunkWhileSampling: number;
 }
 
 export const defaultRolloutConfig: RolloutConfig = {
@@ -39,11 +46,12 @@ export const defaultRolloutConfig: RolloutConfig = {
   maxMessageTokens: 64,
   maxContext: 1024,
   readChunk: 64,
+  readChunkWhileSampling: 1,
 };
 
 /**
  * Constrained decoding hook: given the row and the tokens of the current message so far, return token ids
- * that must not come next (or null). Used by the capability probe (DESIGN A.5).
+ * that must not come next (or null). Used by the capability probe (docs/design.md A.5).
  */
 export type LogitMask = (row: number, messageSoFar: readonly number[]) => readonly number[] | null;
 
@@ -145,10 +153,12 @@ export function rollout(model: GPT, tokenizer: Tokenizer, episodes: Episode[], o
 
   // A message is complete (its tokens are already recorded): step the environment and queue what to read.
   let messagesDone = 0;
+  let envMs = 0; // time in the environments (phase clock, lib/train/phases.ts)
   const finishMessage = (r: RowState, toFeed: number[], scripted: boolean) => {
     const content = tokenizer.decode(r.message);
     r.traj.messages.push({ content, state: classifyMessage(content, syntax), start: r.messageStart,
       end: r.traj.ids.length, scripted });
+    const tEnv = performance.now();
     const step = r.ep.step(content);
     messagesDone++;
     if (opts.onMessage) opts.onMessage(messagesDone);
@@ -158,6 +168,7 @@ export function rollout(model: GPT, tokenizer: Tokenizer, episodes: Episode[], o
       return;
     }
     const obs = tokenizer.encode('\n' + renderMessage(step.observation) + ASSISTANT_PREFIX);
+    envMs += performance.now() - tEnv;
     if (r.traj.ids.length + obs.length + 2 > maxContext) {
       r.live = false;
       r.truncated = true;
@@ -172,14 +183,19 @@ export function rollout(model: GPT, tokenizer: Tokenizer, episodes: Episode[], o
   try {
     for (let guard = 0; rows.some((r) => r.live); guard++) {
       if (guard > 100000) throw new Error('rollout: no progress (internal error)');
-      // Mid-message rows feed one sampled token per pass; reading in chunks then would pad them with
-      // wasted cache slots, so chunked reading only happens when no live row is mid-message.
+      // Mid-message rows feed one sampled token per pass, so while any row samples the others read in short
+      // chunks (the padding slots this gives the sampling rows are dropped when the cache merges its tail);
+      // long chunks (prompts) only when no live row is mid-message.
       const anySampling = rows.some((r) => r.live && r.message.length > 0);
-      const chunk = anySampling ? 1 : cfg.readChunk;
+      const chunk = anySampling ? cfg.readChunkWhileSampling : cfg.readChunk;
       const inputs = rows.map((r) => (r.live ? r.pending.splice(0, chunk) : []));
+      const tModel = performance.now();
       const logitsT = model.append(cache, inputs);
       const logits = logitsT.dataSync() as Float32Array;
       logitsT.dispose();
+      const tSample = performance.now();
+      addPhase(anySampling ? 'decode' : 'prefill', tSample - tModel);
+      const envBefore = envMs;
       rows.forEach((r, b) => {
         if (!r.live || r.pending.length > 0) return;
         if (r.message.length === 0 && startScriptedIfAny(r, b)) return;
@@ -201,6 +217,8 @@ export function rollout(model: GPT, tokenizer: Tokenizer, episodes: Episode[], o
           r.pending = [s.token];
         }
       });
+      addPhase('environments', envMs - envBefore);
+      addPhase('sampling', performance.now() - tSample - (envMs - envBefore));
     }
   } finally {
     cache.dispose();
@@ -216,20 +234,31 @@ export function rollout(model: GPT, tokenizer: Tokenizer, episodes: Episode[], o
   });
 }
 
+/** True when the message so far ends with the probe context `<tool_call>\n` (see lib/diagnostics/probe.ts). */
+function afterOpenTag(open: number, newline: number, soFar: readonly number[]): boolean {
+  const n = soFar.length;
+  return n >= 2 && soFar[n - 2] === open && soFar[n - 1] === newline;
+}
+
 /**
- * The stricter probe, for a policy whose mass after `<tool_call>` went to a text token rather than to a control
- * token: right after `<tool_call>` only `{"` (the one canonical start of a JSON call) is allowed. JSON syntax only.
+ * The stricter probe, for a policy whose mass after `<tool_call>\n` went to a text token rather than to a control
+ * token: there only `{"` (the one canonical start of a JSON call) is allowed. JSON syntax only.
  */
 export function jsonStartMask(tokenizer: Tokenizer): LogitMask {
   const open = tokenizer.id(TOOL_CALL_OPEN);
+  const newline = tokenizer.id('\n');
   const start = tokenizer.id(JSON_OPEN);
   const banned = Array.from({ length: tokenizer.size }, (_, i) => i).filter((i) => i !== start);
-  return (_row, soFar) => (soFar.length > 0 && soFar[soFar.length - 1] === open ? banned : null);
+  return (_row, soFar) => (afterOpenTag(open, newline, soFar) ? banned : null);
 }
 
-/** Token ids that constrained decoding forbids right after `<tool_call>`: closing at once or repeating the tag. */
+/**
+ * Token ids that constrained decoding forbids after `<tool_call>\n`: closing at once or repeating the tag (the
+ * paper's capability probe: the two control tokens that compete with `{"` there).
+ */
 export function structuralMask(tokenizer: Tokenizer): LogitMask {
   const open = tokenizer.id(TOOL_CALL_OPEN);
+  const newline = tokenizer.id('\n');
   const banned = [tokenizer.id(IM_END), open];
-  return (_row, soFar) => (soFar.length > 0 && soFar[soFar.length - 1] === open ? banned : null);
+  return (_row, soFar) => (afterOpenTag(open, newline, soFar) ? banned : null);
 }

@@ -1,5 +1,5 @@
 /**
- * Next-token choice from one row of logits, on the CPU with our own PRNG (DESIGN A.4: temperature 1.0,
+ * Next-token choice from one row of logits, on the CPU with our own PRNG (docs/design.md A.4: temperature 1.0,
  * top-p 1.0 for RL sampling; greedy for validation). Doing it in JS keeps runs reproducible across
  * backends up to the logits themselves.
  */

@@ -1,8 +1,8 @@
 /**
  * Learning-rate schedules, as functions of the 0-based optimizer step (the step about to be taken).
  *
- * - GRPO (DESIGN A.4, from the official script): linear warmup over 10 steps, then constant.
- * - SFT (DESIGN A.6, FCL-SFT): cosine decay to 0 with a warmup ratio of 0.1 of the total steps.
+ * - GRPO (docs/design.md A.4, from the official script): linear warmup over 10 steps, then constant.
+ * - SFT (docs/design.md A.6, FCL-SFT): cosine decay to 0 with a warmup ratio of 0.1 of the total steps.
  * Both follow HF transformers' get_constant_schedule_with_warmup / get_cosine_schedule_with_warmup, with one
  * departure: HF's warmup multiplier is step / W, which makes the very first update a zero-lr no-op; we use
  * (step + 1) / W so every step moves the weights.

@@ -1,5 +1,5 @@
 /**
- * Supervised fine-tuning on conversations (DESIGN A.6: FCL-SFT, ACE-SFT, and the SFT phases of ETS/PRS).
+ * Supervised fine-tuning on conversations (docs/design.md A.6: FCL-SFT, ACE-SFT, and the SFT phases of ETS/PRS).
  *
  * Loss: token-mean cross-entropy over the assistant messages and their `<|im_end|>` (see encode.ts for
  * why one pass per conversation equals the paper's one-sample-per-message layout). AdamW with weight
@@ -13,7 +13,7 @@ import { cosineWithWarmup } from './schedule';
 import { TrainingSequence } from './encode';
 import { bucketedBatches, padBatch } from './batch';
 import { MetricsSink } from './metrics';
-import { ProgressBar } from '../cli/progress';
+import { ProgressBar } from '../util/progress';
 
 export interface SFTConfig {
   /** Peak learning rate. Paper FCL-SFT: 1e-5 (and 1e-6) for a 1.5B model; a 0.1M-param model needs far more. */

@@ -1,15 +1,15 @@
 /**
  * The common shell of every API family: a stateful simulator in the spirit of BFCL-V3's Python API classes
- * (GorillaFileSystem, MessageAPI, TradingBot, VehicleControlAPI; DESIGN A.1), cut down to a handful of
+ * (GorillaFileSystem, MessageAPI, TradingBot, VehicleControlAPI; docs/design.md A.1), cut down to a handful of
  * functions each.
  *
  * Why the rules below:
- * - The checker (DESIGN A.3) compares the state reached by the model with the state reached by the GT calls,
+ * - The checker (docs/design.md A.3) compares the state reached by the model with the state reached by the GT calls,
  *   so the state must be plain JSON that deep-compares (no classes, Maps, undefined or NaN).
  * - It also checks that every GT call *result* appears among the model's results, so a result must be a
  *   deterministic function of (state, call): compact JSON text with a fixed key order.
  * - The model emits arbitrary text; whatever it calls with must come back as an `Error: ...` text inside
- *   `<tool_response>` and the turn continues (DESIGN A.2). So `call` validates every argument against the
+ *   `<tool_response>` and the turn continues (docs/design.md A.2). So `call` validates every argument against the
  *   ToolSpec and never throws.
  */
 import type { JsonValue, ParamSpec, ToolSpec } from '../../format/types';

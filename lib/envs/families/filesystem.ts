@@ -1,5 +1,5 @@
 /**
- * A small file system, after BFCL-V3's GorillaFileSystem (DESIGN A.1): a tree of folders and text files and a
+ * A small file system, after BFCL-V3's GorillaFileSystem (docs/design.md A.1): a tree of folders and text files and a
  * current directory. `cd` changes state, so "cd then ls" is the canonical multi-step dependency.
  *
  * State: `{cwd: string[], root: Dir}` (cwd is the path from the top folder) where a Dir maps a name to a Dir (a
@@ -104,7 +104,7 @@ export class FileSystem extends ApiFamily<FsState> {
   }
 
   /**
-   * A random tree: 2-4 folders at the top, 1-3 files each, 1-2 files at the top. `long` (long_context, DESIGN
+   * A random tree: 2-4 folders at the top, 1-3 files each, 1-2 files at the top. `long` (long_context, docs/design.md
    * A.1) adds one folder with 25-40 files so that `ls` there returns a long observation.
    */
   static randomState(rng: Rng, opts: { long?: boolean } = {}): FsState {

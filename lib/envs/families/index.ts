@@ -1,6 +1,6 @@
 /**
  * The registry of API families. Training families (TRAIN_FAMILIES) are the world the policy learns; the
- * held-out family (OOD_FAMILIES) only appears in content-OOD evaluation (DESIGN A.7).
+ * held-out family (OOD_FAMILIES) only appears in content-OOD evaluation (docs/design.md A.7).
  */
 import type { JsonValue, ToolSpec } from '../../format/types';
 import { Rng } from '../../prng';

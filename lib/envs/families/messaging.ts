@@ -1,5 +1,5 @@
 /**
- * A messaging service, after BFCL-V3's MessageAPI (DESIGN A.1). Messages can only go to a contact, so
+ * A messaging service, after BFCL-V3's MessageAPI (docs/design.md A.1). Messages can only go to a contact, so
  * "add a contact, then send" is a state dependency; deleting "the message from X" needs the id that
  * `view_inbox` returns, a result dependency.
  *

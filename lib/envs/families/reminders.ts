@@ -1,5 +1,5 @@
 /**
- * Reminders: the held-out family for content-OOD (DESIGN A.7, after ACEBench's reminder agent tasks).
+ * Reminders: the held-out family for content-OOD (docs/design.md A.7, after ACEBench's reminder agent tasks).
  * Training never sees these functions; their names and values are built from words the corpus uses, so the
  * tokenizer spells them without `<unk>`.
  *

@@ -1,5 +1,5 @@
 /**
- * A brokerage account, after BFCL-V3's TradingBot (DESIGN A.1). Orders are placed "open" (funds are checked,
+ * A brokerage account, after BFCL-V3's TradingBot (docs/design.md A.1). Orders are placed "open" (funds are checked,
  * not moved) and can be cancelled by id, so "place an order, then cancel that order" is a result dependency.
  *
  * State: `{balance, prices: {SYMBOL: price}, orders: {id, symbol, side, amount, status}[], next_id}`.

@@ -1,5 +1,5 @@
 /**
- * A car, after BFCL-V3's VehicleControlAPI (DESIGN A.1). The engine starts only with the brake pressed, so
+ * A car, after BFCL-V3's VehicleControlAPI (docs/design.md A.1). The engine starts only with the brake pressed, so
  * "press the brake, then start the engine" is a state dependency the model has to know from the tool list.
  *
  * State: `{engine, brake, doors, temperature, fuel}`; the tank holds at most 50 liters.

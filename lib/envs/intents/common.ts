@@ -1,5 +1,5 @@
 /**
- * The building blocks of templated user requests (DESIGN A.1 / B: "templated English with several phrasings
+ * The building blocks of templated user requests (docs/design.md A.1 / B: "templated English with several phrasings
  * per intent").
  *
  * An Intent reads the family's current state and proposes a request: the user text, the GT calls that satisfy

@@ -1,5 +1,5 @@
 /**
- * GRPO outcome advantages (DESIGN A.4): within each group of rollouts of one prompt,
+ * GRPO outcome advantages (docs/design.md A.4): within each group of rollouts of one prompt,
  *   A_i = (r_i - mean(r)) / (std(r) + 1e-6),
  * the same value on every response token of rollout i. `std` is the unbiased (n - 1) standard deviation,
  * as torch.std computes it in verl's compute_grpo_outcome_advantage. A group whose rewards are all equal
@@ -34,4 +34,18 @@ export function zeroRewardGroupShare(rewards: number[], groupSize: number): numb
     if (rewards.slice(g, g + groupSize).every((r) => r === 0)) zero++;
   }
   return groups > 0 ? zero / groups : 0;
+}
+
+/**
+ * Share of groups whose rewards are all equal (all failures or all successes). Their group-normalised
+ * advantages are all 0, so they carry no policy-gradient signal; 1 means the step learns nothing from reward.
+ */
+export function zeroVarianceGroupShare(rewards: number[], groupSize: number): number {
+  const groups = rewards.length / groupSize;
+  let flat = 0;
+  for (let g = 0; g < rewards.length; g += groupSize) {
+    const r = rewards.slice(g, g + groupSize);
+    if (r.every((x) => x === r[0])) flat++;
+  }
+  return groups > 0 ? flat / groups : 0;
 }

@@ -1,5 +1,5 @@
 /**
- * Every knob of multi-turn GRPO in one typed config (DESIGN A.4). Each default says where it comes from:
+ * Every knob of multi-turn GRPO in one typed config (docs/design.md A.4). Each default says where it comes from:
  * "paper" = the official Qwen2.5-1.5B GRPO script of the paper's repository; "ours" = scaled for a
  * 0.1M-parameter model on two CPU cores, with the reason.
  */
@@ -83,6 +83,8 @@ export function validateGRPOConfig(cfg: GRPOConfig): void {
     throw new Error(`grpo config: promptsPerStep (${cfg.promptsPerStep}) must be a multiple of promptsPerMiniBatch (${cfg.promptsPerMiniBatch})`);
   }
   if (!(cfg.lr > 0)) throw new Error(`grpo config: lr must be > 0, got ${cfg.lr}`);
+  // greedy decoding is a separate flag of the sampler; a temperature of 0 here would silently mean greedy RL
+  if (!(cfg.temperature > 0)) throw new Error(`grpo config: temperature must be > 0, got ${cfg.temperature}`);
   if (!(cfg.clipRatio > 0 && cfg.clipRatio < 1)) throw new Error(`grpo config: clipRatio must be in (0, 1), got ${cfg.clipRatio}`);
   if (!(cfg.dualClip > 1)) throw new Error(`grpo config: dualClip must be > 1, got ${cfg.dualClip}`);
 }

@@ -1,6 +1,6 @@
 /**
  * The GRPO policy loss of verl's `compute_policy_loss` (vanilla PPO with dual clip) plus the k3 KL term,
- * token-mean aggregated over the mini-batch (DESIGN A.4).
+ * token-mean aggregated over the mini-batch (docs/design.md A.4).
  *
  * Per trained token, with ratio = exp(logp - oldLogp):
  *   pg1 = -A * ratio

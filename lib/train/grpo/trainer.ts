@@ -1,9 +1,9 @@
 /**
- * Multi-turn GRPO (DESIGN A.4): one `step()` = sample `promptsPerStep` training tasks, roll out
+ * Multi-turn GRPO (docs/design.md A.4): one `step()` = sample `promptsPerStep` training tasks, roll out
  * `groupSize` episodes of each at temperature 1, score them with the binary checker reward, compute group
  * advantages, then update the policy with the clipped (dual-clip) PPO loss + k3 KL in mini-batches.
  *
- * Synchronous supervisory signals (OPS, HBG, per-update SFT; DESIGN A.6) plug in through `SyncSignal`
+ * Synchronous supervisory signals (OPS, HBG, per-update SFT; docs/design.md A.6) plug in through `SyncSignal`
  * without touching this loop. Every step logs the paper's instruments (lib/diagnostics).
  */
 import * as fs from 'fs';
@@ -26,13 +26,14 @@ import { rollout, ScriptedRow, Trajectory } from '../rollout';
 import { evaluateModel, EvalResult } from '../evaluate';
 import { MetricRecord, MetricsSink } from '../metrics';
 import { probeContexts, probeTokenIds, runProbe } from '../../diagnostics/probe';
-import { gradientSplit } from '../../diagnostics/gradsplit';
-import { grpoAdvantages, zeroRewardGroupShare } from './advantages';
+import { gradientSplit, topOtherSplit } from '../../diagnostics/gradsplit';
+import { grpoAdvantages, zeroRewardGroupShare, zeroVarianceGroupShare } from './advantages';
 import { GRPOConfig, validateGRPOConfig } from './config';
 import { policyLoss } from './loss';
 import { scoreBatch } from './scoring';
+import { timed } from '../phases';
 
-/** What a synchronous signal may change about one rollout of a group (DESIGN A.6). */
+/** What a synchronous signal may change about one rollout of a group (docs/design.md A.6). */
 export interface RolloutPlan {
   /** Appended to the system prompt while sampling only (HBG); training sees the hint-free prompt. */
   hint?: string;
@@ -159,7 +160,7 @@ export class GRPOTrainer {
       config: { temperature: cfg.temperature, greedy: false, maxMessageTokens: cfg.maxMessageTokens, maxContext: cfg.maxContext },
     });
     const seconds = (Date.now() - t0) / 1000;
-    // HBG: the hint was seen while sampling only; train on the hint-free prompt (DESIGN A.6)
+    // HBG: the hint was seen while sampling only; train on the hint-free prompt (docs/design.md A.6)
     trajs.forEach((t, i) => {
       if (hinted[i]) replacePrompt(t, tok.encode(renderPrompt(episodes[i].task)));
     });
@@ -181,9 +182,11 @@ export class GRPOTrainer {
     const probeIds = probeTokenIds(tok);
     const mbSize = cfg.promptsPerMiniBatch * cfg.groupSize;
     const openId = tok.id(TOOL_CALL_OPEN);
+    const newlineId = tok.id('\n');
     interface MB { batch: PaddedBatch; old: tf.Tensor2D; ref: tf.Tensor2D | null; extra: PaddedBatch | null }
     const mbs: MB[] = [];
     const split = { probs: [] as number[][], sampled: [] as number[], advantages: [] as number[] };
+    const topOthers: { id: number; p: number }[] = []; // per probe position, aligned with split.sampled
     let entropySum = 0;
     try {
       for (let s = 0; s < trajs.length; s += mbSize) {
@@ -191,21 +194,24 @@ export class GRPOTrainer {
         const advTok = group.map((t, i) => t.ids.map(() => adv[s + i]));
         const offTok = group.map((t) => t.offPolicy);
         const batch = padBatch(group, cfg.maxContext, { adv: advTok, off: offTok });
-        // probe positions: the token after an assistant message's opening <tool_call>
+        // probe positions: the token after an assistant message's opening `<tool_call>\n` (the probe context);
+        // the prediction for token i is read at input position i - 1.
         const positions: [number, number][] = [];
         group.forEach((t, b) => {
           for (const m of t.messages) {
-            if (t.ids[m.start] === openId && m.start + 1 < m.end && m.start < batch.length) {
-              positions.push([b, m.start]);
-              split.sampled.push(t.ids[m.start + 1]);
+            const at = m.start + 1; // input position of the newline
+            if (t.ids[m.start] === openId && t.ids[at] === newlineId && at + 1 < m.end && at < batch.length) {
+              positions.push([b, at]);
+              split.sampled.push(t.ids[at + 1]);
               split.advantages.push(adv[s + b]);
             }
           }
         });
-        const scored = scoreBatch(this.model, batch, positions, probeIds);
+        const scored = timed('scoring', () => scoreBatch(this.model, batch, positions, probeIds));
         split.probs.push(...scored.probeProbs);
+        topOthers.push(...scored.topOther);
         entropySum += scored.entropy * group.length;
-        const ref = this.args.ref ? scoreBatch(this.args.ref, batch).logp : null;
+        const ref = this.args.ref ? timed('scoring', () => scoreBatch(this.args.ref!, batch).logp) : null;
         const mbTasks = tasks.slice(s / cfg.groupSize, (s + mbSize) / cfg.groupSize);
         const extra = this.args.signal?.prepareExtra ? this.args.signal.prepareExtra(mbTasks) : null;
         mbs.push({ batch, old: scored.logp, ref, extra });
@@ -217,7 +223,7 @@ export class GRPOTrainer {
       for (let epoch = 0; epoch < cfg.ppoEpochs; epoch++) {
         for (const mb of mbs) {
           let stats: tf.Tensor1D | null = null;
-          const { value, grads } = computeGrads(this.model.params(), () => {
+          const { value, grads } = timed('backward', () => computeGrads(this.model.params(), () => {
             const logits = this.model.forward(mb.batch.inputs); // [B, T, V]
             const logp = tokenLogProbs(logits, mb.batch.targets); // [B, T]
             const sig = this.args.signal;
@@ -228,7 +234,7 @@ export class GRPOTrainer {
             if (sig?.extraLoss && mb.extra) loss = tf.add(loss, sig.extraLoss(this.model, mb.extra)) as tf.Scalar;
             stats = tf.keep(tf.stack([terms.pgLoss, terms.kl, terms.clipFrac, terms.dualClipFrac]) as tf.Tensor1D);
             return loss;
-          });
+          }));
           const lossValue = value.dataSync()[0];
           value.dispose();
           const st = (stats as tf.Tensor1D | null);
@@ -236,7 +242,7 @@ export class GRPOTrainer {
           st?.dispose();
           try {
             if (!Number.isFinite(lossValue)) throw new Error(`grpo step ${stepNo}: non-finite loss (${lossValue})`);
-            const { gradNorm } = this.opt.step(grads, lr);
+            const { gradNorm } = timed('optimizer', () => this.opt.step(grads, lr));
             acc.grad += gradNorm;
           } finally {
             disposeGrads(grads);
@@ -249,6 +255,7 @@ export class GRPOTrainer {
 
       // ---- instruments ----
       const gs = gradientSplit({ ...split, tokenIds: probeIds });
+      const go = topOtherSplit(split.sampled, split.advantages, topOthers);
       const probe = runProbe(this.model, tok, this.probeCtx);
       const states: StructuralState[] = [];
       for (const t of trajs) for (const m of t.messages) if (!m.scripted) states.push(m.state);
@@ -259,6 +266,7 @@ export class GRPOTrainer {
         lr,
         reward: mean(rewards),
         zeroRewardGroups: zeroRewardGroupShare(rewards, cfg.groupSize),
+        zeroVarianceGroups: zeroVarianceGroupShare(rewards, cfg.groupSize),
         loss: acc.loss / acc.n,
         pgLoss: acc.pg / acc.n,
         kl: acc.kl / acc.n,
@@ -282,6 +290,7 @@ export class GRPOTrainer {
         selfJsonOpen: gs.self[0], otherJsonOpen: gs.other[0],
         selfImEnd: gs.self[1], otherImEnd: gs.other[1],
         selfToolCall: gs.self[2], otherToolCall: gs.other[2],
+        splitTopOther: go.id === null ? null : tok.piece(go.id), selfTopOther: go.self, otherTopOther: go.other,
         healthyCall: shares.healthyCall,
         healthyResponse: shares.healthyResponse,
         pollution: shares.pollution,

@@ -1,5 +1,5 @@
 /**
- * Hint-based guidance (HBG, synchronous; DESIGN A.6). For rollouts 0 and 1 of each group, a hint (a short
+ * Hint-based guidance (HBG, synchronous; docs/design.md A.6). For rollouts 0 and 1 of each group, a hint (a short
  * summary of the ground-truth solution) is appended to the system prompt while sampling only. The training
  * tensors never contain it: the trainer swaps the hinted prompt for the hint-free one before computing
  * log-probs, the ratio and the KL (no importance correction, as in the paper's code), so the policy is

@@ -1,5 +1,5 @@
 /**
- * Off-policy supervision (OPS, synchronous; DESIGN A.6). In every group, rollout 0 is replaced message by
+ * Off-policy supervision (OPS, synchronous; docs/design.md A.6). In every group, rollout 0 is replaced message by
  * message by the ground-truth assistant messages, executed in the environment like any action (so its
  * observations are real), and trained with the same GRPO loss as the sampled rollouts. Because the
  * ground truth always passes the checker, every group holds at least one success: the group never

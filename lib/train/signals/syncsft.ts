@@ -1,6 +1,6 @@
 /**
- * The synchronous per-update SFT loss (DESIGN A.6, "the code also has a per-update SFT loss with weight
- * 1.0"): every GRPO mini-batch adds weight x the token-mean cross-entropy of the teacher trajectories of
+ * The synchronous per-update SFT loss (docs/design.md A.6: in the official code its weight is
+ * 1.0): every GRPO mini-batch adds weight x the token-mean cross-entropy of the teacher trajectories of
  * the mini-batch's tasks. It is the synchronous counterpart of interleaving SFT phases with RL: the same
  * supervision, but mixed into every update instead of given in separate phases.
  */

@@ -1,20 +1,21 @@
 /**
  * Throughput of the GPT on the current backend: training tokens/s and KV-cache sampling tokens/s.
- * Wired into `npx toolrl bench`; the shapes default to rollout-like ones (DESIGN A.4 at toy scale).
+ * Wired into `npx toolrl bench`; the shapes default to rollout-like ones (docs/design.md A.4 at toy scale).
+ * scripts/bench-torch.py runs the same shapes in PyTorch for comparison.
  */
 import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../prng';
 import { AdamW, computeGrads, disposeGrads } from '../train/optim';
-import { GPTConfig } from './config';
-import { GPT } from './gpt';
-import { maskedCrossEntropy } from './logprobs';
+import { GPTConfig } from '../model/config';
+import { GPT } from '../model/gpt';
+import { maskedCrossEntropy } from '../model/logprobs';
 
 export interface BenchOptions {
   /** Train batch rows. Default 16 (rollout-shaped mini-batch). */
   trainBatch: number;
-  /** Train sequence length. Default 256 (a few-hundred-token trajectory, DESIGN B). */
+  /** Train sequence length. Default 256 (a few-hundred-token trajectory, docs/design.md B). */
   trainSeq: number;
-  /** Sampling batch. Default 64 (8 prompts x group of 8, DESIGN A.4). */
+  /** Sampling batch. Default 64 (8 prompts x group of 8, docs/design.md A.4). */
   sampleBatch: number;
   /** Prompt tokens per row in the sampling prefill. Default 100. */
   prefill: number;
@@ -77,8 +78,8 @@ function sampleRows(logits: tf.Tensor2D, rng: Rng): number[] {
   return out;
 }
 
-/** Measure training and sampling throughput of a model with config `cfg`. */
-export function benchModel(cfg: GPTConfig, opts: Partial<BenchOptions> = {}): BenchResult {
+/** Measure training and sampling throughput of a model with config `cfg`; `log` gets progress lines. */
+export function benchModel(cfg: GPTConfig, opts: Partial<BenchOptions> = {}, log: (msg: string) => void = () => {}): BenchResult {
   const o: BenchOptions = { ...DEFAULT_BENCH, ...opts };
   const rng = new Rng(o.seed);
   const model = new GPT({ ...cfg, blockSize: Math.max(cfg.blockSize, o.trainSeq, o.prefill + o.decodeSteps) }, o.seed);
@@ -94,6 +95,7 @@ export function benchModel(cfg: GPTConfig, opts: Partial<BenchOptions> = {}): Be
     for (let i = 0; i < o.warmup + o.runs; i++) {
       const ms = trainStep(model, opt, ids, targets, mask);
       if (i >= o.warmup) stepMs.push(ms);
+      log(`train step ${i + 1}/${o.warmup + o.runs}: ${ms.toFixed(0)} ms`);
     }
     opt.dispose();
     tf.dispose([ids, targets, mask]);
@@ -121,6 +123,7 @@ export function benchModel(cfg: GPTConfig, opts: Partial<BenchOptions> = {}): Be
         prefillMsAll.push(t1 - t0);
         decodeMs.push(t2 - t1);
       }
+      log(`sampling run ${r + 1}/${o.warmup + o.runs}: prefill ${(t1 - t0).toFixed(0)} ms, decode ${(t2 - t1).toFixed(0)} ms`);
     }
     const prefillMs = median(prefillMsAll);
     const decode = median(decodeMs);

@@ -1,0 +1,64 @@
+/**
+ * `toolrl calibrate --checkpoint DIR`: what GRPO will see from this starting policy (lib/diagnostics/calibrate.ts),
+ * printed as a table and written to DIR/calibration.json.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { Command } from './args';
+import { initBackend, activeBackend } from '../backend';
+import { loadTokenizer } from '../format/tokenizer';
+import { loadCheckpoint } from '../model/checkpoint';
+import { loadTasks } from '../envs/data';
+import { calibrate, formatCalibration, defaultCalibrationConfig } from '../diagnostics/calibrate';
+import { ProgressBar } from './progress';
+
+export const calibrateCommand: Command = {
+  spec: {
+    name: 'calibrate',
+    summary: 'measure a checkpoint before RL: sampled success, signal groups, argument copying, probe, greedy ID/OOD',
+    options: {
+      checkpoint: { kind: 'string', help: 'checkpoint folder (model.json + weights.bin)' },
+      tasks: { kind: 'number', help: 'training tasks sampled, in groups of 8', default: defaultCalibrationConfig.tasks },
+      'eval-limit': { kind: 'number', help: 'test tasks per category for the greedy evaluations (0 = all)', default: 0 },
+      seed: { kind: 'number', help: 'sampling seed', default: 1 },
+      json: { kind: 'flag', help: 'print the report as JSON' },
+      backend: { kind: 'string', choices: ['tensorflow', 'wasm', 'cpu'], help: 'tfjs backend (default: automatic)' },
+      data: { kind: 'string', help: 'data folder', default: 'data' },
+    },
+  },
+  async run(args) {
+    const dir = args.checkpoint as string | undefined;
+    if (dir === undefined) throw new Error('calibrate: --checkpoint DIR is required');
+    for (const k of ['tasks', 'eval-limit', 'seed']) {
+      const v = args[k] as number;
+      if (!Number.isInteger(v) || v < (k === 'eval-limit' ? 0 : 1)) throw new Error(`calibrate: --${k} must be a ${k === 'eval-limit' ? 'non-negative' : 'positive'} integer, got ${v}`);
+    }
+    await initBackend({ backend: args.backend as string | undefined, verbose: !args.json });
+    const dataDir = args.data as string;
+    const tok = loadTokenizer(path.join(dataDir, 'vocab.json'));
+    const { model } = loadCheckpoint(dir, { expectVocabFingerprint: tok.fingerprint });
+    const progress: { bar: ProgressBar | null; phase: string } = { bar: null, phase: '' }; // one bar per phase
+    try {
+      const report = calibrate(model, tok, {
+        train: loadTasks('train', dataDir), id: loadTasks('test', dataDir),
+        formatOod: loadTasks('format_ood', dataDir), contentOod: loadTasks('content_ood', dataDir),
+      }, { tasks: args.tasks as number, evalPerCategory: args['eval-limit'] as number, seed: args.seed as number },
+      (name, done, total) => {
+        if (name !== progress.phase) {
+          progress.bar?.finish();
+          progress.phase = name;
+          progress.bar = new ProgressBar({ total, label: name });
+        }
+        progress.bar?.update(done);
+      });
+      progress.bar?.finish();
+      const out = { checkpoint: dir, backend: activeBackend(), ...report };
+      const file = path.join(dir, 'calibration.json');
+      fs.writeFileSync(file + '.tmp', JSON.stringify(out, null, 1) + '\n');
+      fs.renameSync(file + '.tmp', file);
+      process.stdout.write(args.json ? JSON.stringify(out, null, 2) + '\n' : formatCalibration(report) + `\nwrote ${file}\n`);
+    } finally {
+      model.dispose();
+    }
+  },
+};

@@ -1,0 +1,78 @@
+// The one notebook cell that trains, shared by notebooks 02-12.
+//
+//   const retrained = await retrainCell(["vanilla-rl", "ops"]);
+//   if (retrained) store = retrained;
+//
+// Off by default: the notebooks read the committed results store, and the cell only says so (and returns
+// null). With TOOLRL_RETRAIN=1 in Jupyter's environment (or `{ enabled: true }`), it runs each listed config
+// at the preset TOOLRL_PRESET (default quick; smoke takes seconds and learns nothing), seed 1, into a results
+// store of its own (runs/notebook/<preset>/<config>/seed-1), draws a live chart per run, and returns that
+// store, so every later cell of the notebook shows the fresh runs instead of the committed ones.
+// (The cell ends with an `if`, not an assignment: tslab would print the value of a final expression.)
+//
+// It lives apart from notebook.ts because it pulls in the experiment runner (and with it tfjs and every
+// stage of training); notebooks that only read the store do not pay for type-checking that.
+
+import * as fs from "fs";
+import * as path from "path";
+import { initBackend } from "../backend";
+import { BASE_CHECKPOINT, getExperiment } from "../experiments/configs";
+import { getPreset } from "../experiments/presets";
+import { resultsDir, runExperiment } from "../experiments/runner";
+import { loadResults, ResultsStore } from "./results";
+import { liveRunProgress, openResults } from "./notebook";
+
+export interface RetrainOptions {
+  /** Train at all (default: the environment variable TOOLRL_RETRAIN is "1"). */
+  enabled?: boolean;
+  /** Preset of the runs (default: TOOLRL_PRESET, else "quick"). */
+  preset?: string;
+  /** Results root the runs are written to (default "runs/notebook", git-ignored). */
+  root?: string;
+  seed?: number;
+  /** Checked before training: the configs start from it, directly or through another config (default BASE_CHECKPOINT). */
+  baseCheckpoint?: string;
+}
+
+/** Whether the notebooks train: TOOLRL_RETRAIN=1 in the kernel's environment. */
+export function retrainRequested(): boolean {
+  return process.env.TOOLRL_RETRAIN === "1";
+}
+
+/**
+ * Runs `configs` in order (a config that starts from another's checkpoint, like fcl-sft-rl after fcl-sft,
+ * must come after it) and returns the store of the fresh runs; returns null, with a one-line note, when
+ * training is off or the base checkpoint is missing. The runs' RL steps stream to one live chart each
+ * (reward, p(<|im_end|>), full-collapse share, validation accuracy).
+ */
+export async function retrainCell(configs: string[], opts: RetrainOptions = {}): Promise<ResultsStore | null> {
+  const enabled = opts.enabled ?? retrainRequested();
+  const preset = opts.preset ?? process.env.TOOLRL_PRESET ?? "quick";
+  const root = opts.root ?? "runs/notebook";
+  const seed = opts.seed ?? 1;
+  const base = opts.baseCheckpoint ?? BASE_CHECKPOINT;
+  if (!enabled) {
+    console.log(`RETRAIN is off: the cells below read the results store opened above. ` +
+      `Start Jupyter with TOOLRL_RETRAIN=1 to run ${configs.join(", ")} here.`);
+    return null;
+  }
+  if (!fs.existsSync(path.join(base, "model.json"))) {
+    console.log(`RETRAIN needs ${base} (build it with \`npx toolrl run --config base --preset quick\` or notebook 01); ` +
+      "nothing trained.");
+    return null;
+  }
+  // Fail on a misspelt name or preset before any run starts, not after the first one finished.
+  const specs = configs.map((c) => getExperiment(c));
+  const p = getPreset(preset);
+  console.log(`backend ${await initBackend()}`);
+  for (const spec of specs) {
+    const live = liveRunProgress(`${spec.name} (${preset}, seed ${seed})`);
+    // `await` keeps this right whether the runner returns its summary or a promise of it.
+    const summary = await runExperiment(spec, {
+      preset: p, seed, out: resultsDir(preset, spec.name, seed, root), progress: false, onStep: live.onStep,
+    });
+    live.done();
+    console.log(`${spec.name}: ${summary.seconds.toFixed(0)} s, ID mean accuracy ${summary.eval.id?.mean.toFixed(3) ?? "n/a"}`);
+  }
+  return openResults(loadResults, root, preset);
+}

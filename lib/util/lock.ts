@@ -1,0 +1,78 @@
+/**
+ * One writer per folder: a lock file `.lock` holding the owner's pid. It is created with O_EXCL ('wx'), so
+ * of two processes racing for a free folder exactly one wins. A lock whose pid no longer runs was left by a
+ * killed process (kill -9 runs no cleanup): it is stale, and the next taker removes it. The owner removes
+ * its lock when it releases it or when the process exits normally.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+
+export const LOCK_FILE = '.lock';
+
+interface LockInfo {
+  pid: number;
+  started: string;
+}
+
+/** Whether a process with this pid runs (signal 0 checks without sending anything). */
+export function pidAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM'; // runs, under another user
+  }
+}
+
+function readLock(file: string): LockInfo | null {
+  try {
+    const v = JSON.parse(fs.readFileSync(file, 'utf8')) as LockInfo;
+    return typeof v?.pid === 'number' ? v : null;
+  } catch {
+    return null; // gone, or torn by a kill between create and write: treated as stale
+  }
+}
+
+/** The live process holding `dir`'s lock, or null when it is free (or stale). */
+export function lockHolder(dir: string): LockInfo | null {
+  const info = readLock(path.join(dir, LOCK_FILE));
+  return info && info.pid !== process.pid && pidAlive(info.pid) ? info : null;
+}
+
+/**
+ * Take `dir`'s lock (creating the folder) or throw naming the folder and the holder's pid. `what` names
+ * the folder in the message (e.g. "run folder"). Returns the release function.
+ */
+export function acquireLock(dir: string, what = 'folder'): () => void {
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, LOCK_FILE);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    let fd: number;
+    try {
+      fd = fs.openSync(file, 'wx');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      const info = readLock(file);
+      if (info && pidAlive(info.pid)) {
+        throw new Error(`${what} ${dir} is in use by process ${info.pid} (since ${info.started}; lock file ${file})`);
+      }
+      // Stale. Remove it only if it is still the file we judged (another taker may have replaced it).
+      const again = readLock(file);
+      if ((again?.pid ?? null) === (info?.pid ?? null)) fs.rmSync(file, { force: true });
+      continue;
+    }
+    fs.writeSync(fd, JSON.stringify({ pid: process.pid, started: new Date().toISOString() } as LockInfo) + '\n');
+    fs.closeSync(fd);
+    let held = true;
+    const release = () => {
+      if (!held) return;
+      held = false;
+      process.removeListener('exit', release);
+      if (readLock(file)?.pid === process.pid) fs.rmSync(file, { force: true });
+    };
+    process.on('exit', release);
+    return release;
+  }
+  throw new Error(`${what} ${dir}: could not take the lock ${file}`);
+}
