@@ -33,10 +33,11 @@ test('each tag and {" is exactly one token, also inside text', () => {
     const ids = tok.encode(`abc${t}def`);
     assert.ok(ids.includes(tok.id(t)), t);
   }
-  // The probe position: right after <tool_call> comes {" as one token.
+  // The probe position: right after `<tool_call>\n` comes {" as one token.
   const ids = tok.encode(renderToolCall(CALLS[0], 'json'));
   assert.equal(ids[0], tok.id(TOOL_CALL_OPEN));
-  assert.equal(ids[1], tok.id(JSON_OPEN));
+  assert.equal(ids[1], tok.id('\n'));
+  assert.equal(ids[2], tok.id(JSON_OPEN));
 });
 
 test('a JSON call is about a dozen tokens', () => {
