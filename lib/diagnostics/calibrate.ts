@@ -26,6 +26,7 @@ import { encodeConversation, TrainingSequence } from '../train/encode';
 import { padBatch } from '../train/batch';
 import { rollout, Trajectory } from '../train/rollout';
 import { evaluateModel } from '../train/evaluate';
+import { groupShares } from '../train/grpo/advantages';
 import { probeContexts, runProbe, ProbeResult } from './probe';
 
 export interface CalibrationConfig {
@@ -41,6 +42,8 @@ export interface CalibrationConfig {
   batchTasks: number;
   seed: number;
 }
+
+export { groupShares };
 
 export const defaultCalibrationConfig: CalibrationConfig = {
   tasks: 120, groupSize: 8, temperature: 1.0, evalPerCategory: 0, batchTasks: 8, seed: 1,
@@ -92,20 +95,6 @@ export function balancedTasks(tasks: readonly Task[], n: number): Task[] {
     if (!added) break;
   }
   return out;
-}
-
-/** Group statistics of rewards laid out group by group. */
-export function groupShares(rewards: number[], groupSize: number): { mixed: number; allFail: number; allSuccess: number } {
-  let mixed = 0, allFail = 0, allSuccess = 0;
-  const groups = Math.floor(rewards.length / groupSize);
-  for (let g = 0; g < groups; g++) {
-    const r = rewards.slice(g * groupSize, (g + 1) * groupSize);
-    if (r.every((x) => x === r[0])) {
-      if (r[0] > 0) allSuccess++; else allFail++;
-    } else mixed++;
-  }
-  const d = Math.max(groups, 1);
-  return { mixed: mixed / d, allFail: allFail / d, allSuccess: allSuccess / d };
 }
 
 /**

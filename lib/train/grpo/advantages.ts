@@ -36,16 +36,24 @@ export function zeroRewardGroupShare(rewards: number[], groupSize: number): numb
   return groups > 0 ? zero / groups : 0;
 }
 
+/** Group statistics of rewards laid out group by group. */
+export function groupShares(rewards: number[], groupSize: number): { mixed: number; allFail: number; allSuccess: number } {
+  let mixed = 0, allFail = 0, allSuccess = 0;
+  const groups = Math.floor(rewards.length / groupSize);
+  for (let g = 0; g < groups; g++) {
+    const r = rewards.slice(g * groupSize, (g + 1) * groupSize);
+    if (r.every((x) => x === r[0])) {
+      if (r[0] > 0) allSuccess++; else allFail++;
+    } else mixed++;
+  }
+  const d = Math.max(groups, 1);
+  return { mixed: mixed / d, allFail: allFail / d, allSuccess: allSuccess / d };
+}
+
 /**
  * Share of groups whose rewards are all equal (all failures or all successes). Their group-normalised
  * advantages are all 0, so they carry no policy-gradient signal; 1 means the step learns nothing from reward.
  */
 export function zeroVarianceGroupShare(rewards: number[], groupSize: number): number {
-  const groups = rewards.length / groupSize;
-  let flat = 0;
-  for (let g = 0; g < rewards.length; g += groupSize) {
-    const r = rewards.slice(g, g + groupSize);
-    if (r.every((x) => x === r[0])) flat++;
-  }
-  return groups > 0 ? flat / groups : 0;
+  return rewards.length >= groupSize ? 1 - groupShares(rewards, groupSize).mixed : 0;
 }
