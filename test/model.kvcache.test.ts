@@ -65,6 +65,44 @@ describe('KV cache layout', () => {
     m.dispose();
   });
 
+  it('retain drops rows and the kept rows decode exactly as before', () => {
+    const m = new GPT(defaultGPTConfig(V, { blockSize: 120, nEmbd: 32, nHead: 4, nLayer: 2 }), 3);
+    const rng = new Rng(8);
+    const B = 5;
+    const seqs = Array.from({ length: B }, () => Array.from({ length: 100 }, () => rng.int(0, V - 1)));
+    const n0 = tf.memory().numTensors;
+    const cache = m.createCache(B);
+    m.append(cache, seqs.map((s, b) => s.slice(0, 3 + b))).dispose(); // ragged prefill
+    const pos = seqs.map((_, b) => 3 + b);
+    let rows = seqs.map((_, b) => b); // cache row -> sequence
+    let maxDiff = 0;
+    let checked = 0;
+    for (let step = 0; step < TAIL_SLOTS + 20; step++) {
+      if (step === 10) { cache.retain([4, 1, 3]); rows = [4, 1, 3]; } // drop two rows, reorder the rest
+      if (step === TAIL_SLOTS + 5) { cache.retain([2]); rows = [rows[2]]; } // after a merge: one row left
+      const logitsT = m.append(cache, rows.map((b) => [seqs[b][pos[b]]]));
+      const logits = logitsT.arraySync();
+      logitsT.dispose();
+      rows.forEach((b, c) => {
+        pos[b]++;
+        const fullT = tf.tidy(() => m.forward(tf.tensor2d([seqs[b].slice(0, pos[b])], [1, pos[b]], 'int32')));
+        const full = fullT.arraySync()[0];
+        fullT.dispose();
+        full[pos[b] - 1].forEach((x, j) => (maxDiff = Math.max(maxDiff, Math.abs(x - logits[c][j]))));
+        checked++;
+      });
+    }
+    assert.equal(cache.batch, 1);
+    assert.deepEqual(cache.positions, [pos[rows[0]]]);
+    assert.ok(checked > 60);
+    assert.ok(maxDiff < 1e-4, `max abs diff ${maxDiff}`);
+    assert.throws(() => cache.retain([]), /at least one row/);
+    assert.throws(() => cache.retain([1]), /not in \[0, 1\)/);
+    cache.dispose();
+    assert.equal(tf.memory().numTensors, n0, 'retain and dispose free every tensor');
+    m.dispose();
+  });
+
   it('frees its decode weights and every slot tensor on dispose', () => {
     const m = new GPT(defaultGPTConfig(V, { blockSize: 80, nEmbd: 16, nHead: 2, nLayer: 1 }), 1);
     const n0 = tf.memory().numTensors;

@@ -21,7 +21,7 @@
  *   exp(-1e9 - max) underflows to exactly 0, so masked keys contribute nothing.
  */
 import * as tf from '@tensorflow/tfjs';
-import { gelu, layerNorm, linear, normalize } from './layers';
+import { gelu, geluUnscaled, layerNorm, linear, normLinear } from './layers';
 import { headMatMul } from './matmul';
 import type { CacheLayer, DecodeWeights } from './kvcache';
 
@@ -102,12 +102,12 @@ export interface CacheBias {
  * slots of layer `c` and to themselves. Returns the block output and the layer's next cache state (which may
  * share the unchanged frozen tensors with `c`). No gradient: inference only.
  */
-export function decodeBlock(p: BlockParams, w: DecodeWeights, x2: tf.Tensor2D, B: number, nHead: number, c: CacheLayer,
-  bias: CacheBias): { x: tf.Tensor2D; next: CacheLayer } {
+export function decodeBlock(p: BlockParams, w: DecodeWeights, center: tf.Tensor2D, x2: tf.Tensor2D, B: number, nHead: number,
+  c: CacheLayer, bias: CacheBias): { x: tf.Tensor2D; next: CacheLayer } {
   const [N, C] = x2.shape; // x2 [B*n, C], row-major over (row, slot)
   const n = N / B;
   const hd = C / nHead;
-  const qkv = linear(normalize(x2), w.wqkv, w.bqkv); // [B*n, 3C], ln_1 folded in, q pre-scaled
+  const qkv = normLinear(x2, center, w.wqkv, w.bqkv); // [B*n, 3C], ln_1 folded in, q pre-scaled
   let q: tf.Tensor4D; // [B, H, n, hd]
   let k: tf.Tensor4D;
   let v: tf.Tensor4D;
@@ -162,9 +162,10 @@ export function decodeBlock(p: BlockParams, w: DecodeWeights, x2: tf.Tensor2D, B
     next = { keys: c.keys, v: c.v, tailK, tailV };
   }
   const yMerged = (n === 1 ? tf.reshape(y, [B, C]) : tf.reshape(tf.transpose(y, [0, 2, 1, 3]), [B * n, C])) as tf.Tensor2D;
-  // projection + residual, then the MLP with ln_2 folded into its first layer
+  // projection + residual, then the MLP with ln_2 and the GELU's constants folded into its weights
   const x3 = tf.add(x2, linear(yMerged, p.wproj, p.bproj)) as tf.Tensor2D;
-  return { x: tf.add(x3, linear(gelu(linear(normalize(x3), w.wfc, w.bfc)), p.wfc2, p.bfc2)) as tf.Tensor2D, next };
+  const u = normLinear(x3, center, w.wfc, w.bfc); // [B*n, 4C] = sqrt(2/pi) * (LN(x3) @ Wfc + bfc)
+  return { x: tf.add(x3, linear(geluUnscaled(u), w.wfc2, p.bfc2)) as tf.Tensor2D, next };
 }
 
 /**

@@ -18,7 +18,7 @@ import { Rng } from '../prng';
 import { BlockParams, blockForward, CacheBias, causalBias, decodeBlock } from './attention';
 import { GPTConfig, validateGPTConfig } from './config';
 import { CacheLayer, DecodeWeights, KVCache } from './kvcache';
-import { embed, layerNorm, linear, normalize } from './layers';
+import { embed, gatherRows, GELU_DECODE_SCALES, layerNorm, linear, normLinear } from './layers';
 
 /** How a parameter is initialised. */
 type Init = 'normal' | 'residual' | 'zeros' | 'ones';
@@ -118,46 +118,70 @@ export class GPT {
 
   /** ids [B, T] int32 -> logits [B, T, V]. Differentiable w.r.t. params(); call inside tf.tidy / grads. */
   forward(ids: tf.Tensor2D): tf.Tensor3D {
+    const [B, T] = ids.shape;
+    return tf.tidy(() => tf.reshape(this.head(this.hidden(ids)), [B, T, this.config.vocabSize]) as tf.Tensor3D);
+  }
+
+  /**
+   * Logits at chosen positions only: ids [B, T] int32, at [M] int32 flat indices b * T + t (distinct) ->
+   * logits [M, V]. Every position still runs through the blocks (it is context), but the final LayerNorm
+   * and the head, the largest product of the model (C x V per position), run only where a loss or a
+   * log-prob is read: the trained tokens, a quarter of a multi-turn trajectory. Differentiable.
+   */
+  forwardAt(ids: tf.Tensor2D, at: tf.Tensor1D): tf.Tensor2D {
+    return tf.tidy(() => this.head(gatherRows(this.hidden(ids), at)));
+  }
+
+  /** The blocks: ids [B, T] -> the residual stream [B*T, C] before the final LayerNorm. */
+  private hidden(ids: tf.Tensor2D): tf.Tensor2D {
     this.assertUsable();
     const [B, T] = ids.shape;
-    const { nEmbd: C, blockSize, nHead, vocabSize: V } = this.config;
+    const { nEmbd: C, blockSize, nHead } = this.config;
     if (T > blockSize) throw new Error(`GPT.forward: sequence length ${T} > blockSize ${blockSize}`);
-    return tf.tidy(() => {
-      const tok = embed(this.p('wte.weight') as tf.Tensor2D, tf.reshape(ids, [B * T]) as tf.Tensor1D); // [B*T, C]
-      // Positions 0..T-1 are the same for every row: a slice of wpe (its gradient is a pad), broadcast over B.
-      const pos = tf.slice(this.p('wpe.weight'), [0, 0], [T, C]); // [T, C]
-      let x = tf.add(tf.reshape(tok, [B, T, C]), pos) as tf.Tensor3D; // [B, T, C]
-      const bias = causalBias(T); // [1, 1, T, T]
-      for (const bp of this.blocks) x = blockForward(bp, x, nHead, bias);
-      const h = layerNorm(tf.reshape(x, [B * T, C]) as tf.Tensor2D, this.p('ln_f.weight'), this.p('ln_f.bias'));
-      return tf.reshape(linear(h, this.p('lm_head.weight')), [B, T, V]) as tf.Tensor3D; // [B, T, V]
-    });
+    const tok = embed(this.p('wte.weight') as tf.Tensor2D, tf.reshape(ids, [B * T]) as tf.Tensor1D); // [B*T, C]
+    // Positions 0..T-1 are the same for every row: a slice of wpe (its gradient is a pad), broadcast over B.
+    const pos = tf.slice(this.p('wpe.weight'), [0, 0], [T, C]); // [T, C]
+    let x = tf.add(tf.reshape(tok, [B, T, C]), pos) as tf.Tensor3D; // [B, T, C]
+    const bias = causalBias(T); // [1, 1, T, T]
+    for (const bp of this.blocks) x = blockForward(bp, x, nHead, bias);
+    return tf.reshape(x, [B * T, C]) as tf.Tensor2D;
+  }
+
+  /** Final LayerNorm and head: h [N, C] -> logits [N, V]. */
+  private head(h: tf.Tensor2D): tf.Tensor2D {
+    return linear(layerNorm(h, this.p('ln_f.weight'), this.p('ln_f.bias')), this.p('lm_head.weight'));
   }
 
   /**
    * An empty cache for decoding `batch` rows in parallel. Dispose it when done. The cache snapshots the
-   * decode weights, computed once here instead of at every step: each LayerNorm's gain and bias folded into
-   * the linear layer after it, and 1/sqrt(hd) into the query columns (lib/model/kvcache.ts, DecodeWeights).
-   * So make a new cache after the parameters change.
+   * decode weights, computed once here instead of at every step (lib/model/kvcache.ts, DecodeWeights), so
+   * make a new cache after the parameters change.
    */
   createCache(batch: number): KVCache {
     this.assertUsable();
     const C = this.config.nEmbd;
     const scale = 1 / Math.sqrt(C / this.config.nHead);
-    // LN(x) @ W + b = n(x) @ (gain[:, None] * W) + (beta @ W + b), n = the normalised x
+    const rootC = Math.sqrt(C);
+    // LN(x) @ W + b = rsqrt(|xc|^2 + C eps) * (xc @ (sqrt(C) g[:, None] W)) + (beta @ W + b) (layers.ts, normLinear)
     const fold = (g: tf.Tensor, beta: tf.Tensor, w: tf.Tensor, b: tf.Tensor | null) => {
       const betaW = tf.reshape(tf.matMul(tf.reshape(beta, [1, C]), w), [-1]); // [out]
-      return { w: tf.mul(tf.reshape(g, [C, 1]), w) as tf.Tensor2D, b: (b === null ? betaW : tf.add(betaW, b)) as tf.Tensor1D };
+      return { w: tf.mul(tf.reshape(tf.mul(g, rootC), [C, 1]), w) as tf.Tensor2D, b: (b === null ? betaW : tf.add(betaW, b)) as tf.Tensor1D };
     };
+    const gs = GELU_DECODE_SCALES;
     const weights: DecodeWeights[] = this.blocks.map((bp) => tf.tidy(() => {
       // 1/sqrt(hd) on the query columns, exactly 1 on the key and value columns
       const cols = tf.concat([tf.fill([C], scale), tf.ones([2 * C])]); // [3C]
       const qkv = fold(bp.ln1g, bp.ln1b, bp.wqkv, bp.bqkv);
       const fc = fold(bp.ln2g, bp.ln2b, bp.wfc, bp.bfc);
-      return { wqkv: tf.mul(qkv.w, cols) as tf.Tensor2D, bqkv: tf.mul(qkv.b, cols) as tf.Tensor1D, wfc: fc.w, bfc: fc.b };
+      return {
+        wqkv: tf.mul(qkv.w, cols) as tf.Tensor2D, bqkv: tf.mul(qkv.b, cols) as tf.Tensor1D,
+        wfc: tf.mul(fc.w, gs.input) as tf.Tensor2D, bfc: tf.mul(fc.b, gs.input) as tf.Tensor1D,
+        wfc2: tf.mul(bp.wfc2, gs.output) as tf.Tensor2D,
+      };
     }));
     const head = tf.tidy(() => fold(this.p('ln_f.weight'), this.p('ln_f.bias'), this.p('lm_head.weight'), null));
-    return new KVCache(batch, this.config.nLayer, weights, head);
+    const center = tf.tidy(() => tf.sub(tf.eye(C), 1 / C) as tf.Tensor2D); // [C, C]
+    return new KVCache(batch, this.config.nLayer, weights, head, center);
   }
 
   /**
@@ -208,13 +232,13 @@ export class GPT {
       let x = tf.add(tok, pos) as tf.Tensor2D; // [B*n, C], row-major over (row, slot)
       const layers: CacheLayer[] = [];
       this.blocks.forEach((bp, l) => {
-        const r = decodeBlock(bp, cache.weights[l], x, B, nHead, cache.layers[l], bias);
+        const r = decodeBlock(bp, cache.weights[l], cache.center!, x, B, nHead, cache.layers[l], bias);
         x = r.x;
         layers.push(r.next);
       });
       // Only each row's last token goes through the final LN and head (LN is per position, so this is exact).
       const last = n === 1 ? x : tf.gather(x, tf.tensor1d(lastIdx, 'int32')) as tf.Tensor2D; // [B, C]
-      let logits = linear(normalize(last), cache.head!.w, cache.head!.b); // [B, V], ln_f folded into the head
+      let logits = normLinear(last, cache.center!, cache.head!.w, cache.head!.b); // [B, V], ln_f folded into the head
       if (lens.some((l) => l === 0)) {
         const prev = cache.lastLogits ?? tf.zeros([B, V]);
         const keep = tf.tensor2d(hasNew, [B, 1]);

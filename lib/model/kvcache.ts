@@ -20,6 +20,11 @@
  * An append longer than the tail's room (a prompt) merges everything into frozen at once. A merge copies every
  * slot anyway, so it also drops the padding slots (compaction): the cache then holds at most
  * max_b(real tokens of row b) + TAIL_SLOTS slots instead of growing by n slots per append for every row.
+ *
+ * Rows leave too (`retain`): a multi-turn rollout's episodes end at very different times (measured on the
+ * base policy, 16 tasks x 8: the mean pass had 43 of 128 rows still running, half the passes 23 or fewer),
+ * and a finished row would otherwise be read by every later attention pass. Dropping it is one gather of
+ * the cache along the batch axis.
  */
 import * as tf from '@tensorflow/tfjs';
 import { MASK_VALUE } from './attention';
@@ -56,23 +61,25 @@ export interface CompactionPlan {
 }
 
 /**
- * Per layer decode weights, derived once per cache from the live parameters (see GPT.createCache): each
- * LayerNorm's gain and bias folded into the linear layer after it (LN(x) @ W + b = n(x) @ (g * W) + (beta @ W
- * + b)), and 1/sqrt(hd) into the query columns, so a decode step runs fewer ops.
+ * Per layer decode weights, derived once per cache from the live parameters (see GPT.createCache), so a
+ * decode step runs fewer ops (lib/model/layers.ts, normLinear and geluUnscaled): each LayerNorm's gain and bias
+ * folded into the linear layer after it, times sqrt(C); 1/sqrt(hd) in the query columns; sqrt(2/pi) in the
+ * first MLP layer and 0.5/sqrt(2/pi) in the second (the GELU's constants).
  */
 export interface DecodeWeights {
-  /** [C, 3C]: ln_1 gain * the fused QKV weight, query columns scaled by 1/sqrt(hd). */
+  /** [C, 3C], [3C]: ln_1 and the query scale folded into the fused QKV weight. */
   wqkv: tf.Tensor2D;
-  /** [3C]: ln_1 bias @ QKV weight + QKV bias, scaled the same way. */
   bqkv: tf.Tensor1D;
-  /** [C, 4C], [4C]: ln_2 folded into the MLP's first layer. */
+  /** [C, 4C], [4C]: ln_2 and the GELU's input scale folded into the MLP's first layer. */
   wfc: tf.Tensor2D;
   bfc: tf.Tensor1D;
+  /** [4C, C]: the MLP's second layer times the GELU's output scale (its bias is the parameter's). */
+  wfc2: tf.Tensor2D;
 }
 
 export class KVCache {
-  /** Rows (episodes decoded in parallel). */
-  readonly batch: number;
+  /** Rows decoded in parallel (shrinks when `retain` drops finished ones). */
+  private rows: number;
   /** Per layer frozen + tail keys / values. Replaced, never mutated, by `install`. */
   layers: CacheLayer[];
   /** Attention bias [B, 1, 1, F] of the frozen slots, or null while there are none. */
@@ -83,6 +90,8 @@ export class KVCache {
   readonly weights: DecodeWeights[];
   /** ln_f folded into the head: w [C, V], b [V] (owned by the cache), or null. */
   readonly head: { w: tf.Tensor2D; b: tf.Tensor1D } | null;
+  /** I - 11^T / C [C, C], the centring of every folded LayerNorm (owned by the cache), or null. */
+  readonly center: tf.Tensor2D | null;
   /** valid[b][s] = 1 when slot s of row b holds a real token. */
   private valid: Uint8Array[];
   private slots = 0;
@@ -92,15 +101,22 @@ export class KVCache {
   lastLogits: tf.Tensor2D | null = null;
   private disposed = false;
 
-  constructor(batch: number, nLayer: number, weights: DecodeWeights[] = [], head: { w: tf.Tensor2D; b: tf.Tensor1D } | null = null) {
+  constructor(batch: number, nLayer: number, weights: DecodeWeights[] = [], head: { w: tf.Tensor2D; b: tf.Tensor1D } | null = null,
+    center: tf.Tensor2D | null = null) {
     if (!Number.isInteger(batch) || batch < 1) throw new Error(`KVCache: batch must be a positive integer, got ${batch}`);
-    this.batch = batch;
+    this.rows = batch;
     this.layers = Array.from({ length: nLayer }, () => ({ keys: null, v: null, tailK: null, tailV: null }));
     this.weights = weights;
     this.head = head;
+    this.center = center;
     this.valid = [];
     for (let b = 0; b < batch; b++) this.valid.push(new Uint8Array(64));
     this.pos = new Array(batch).fill(0);
+  }
+
+  /** Rows (episodes decoded in parallel). */
+  get batch(): number {
+    return this.rows;
   }
 
   /** Number of slots (real + padding) held per row. */
@@ -240,13 +256,41 @@ export class KVCache {
     this.slots = need;
   }
 
+  /**
+   * Keep only the rows `keep` (indices into the current rows, in the order given; at least one): row i of
+   * the cache afterwards is old row keep[i]. Every slot tensor, the frozen bias and the last logits are
+   * gathered along the batch axis; positions and validity follow their rows.
+   */
+  retain(keep: number[]): void {
+    this.assertUsable();
+    if (keep.length === 0) throw new Error('KVCache.retain: keep at least one row');
+    for (const r of keep) {
+      if (!Number.isInteger(r) || r < 0 || r >= this.rows) throw new Error(`KVCache.retain: row ${r} is not in [0, ${this.rows})`);
+    }
+    const idx = tf.tensor1d(keep, 'int32');
+    const take = <T extends tf.Tensor | null>(t: T): T => {
+      if (t === null) return t;
+      const out = tf.gather(t as tf.Tensor, idx, 0) as T;
+      (t as tf.Tensor).dispose();
+      return out;
+    };
+    this.layers = this.layers.map((l) => ({ keys: take(l.keys), v: take(l.v), tailK: take(l.tailK), tailV: take(l.tailV) }));
+    this.frozenBias = take(this.frozenBias);
+    this.lastLogits = take(this.lastLogits);
+    idx.dispose();
+    this.valid = keep.map((r) => this.valid[r]);
+    this.pos = keep.map((r) => this.pos[r]);
+    this.rows = keep.length;
+  }
+
   /** Free every tensor the cache holds. Safe to call twice. */
   dispose(): void {
     if (this.disposed) return;
     for (const l of this.layers) for (const t of [l.keys, l.v, l.tailK, l.tailV]) if (t !== null) t.dispose();
     this.layers = this.layers.map(() => ({ keys: null, v: null, tailK: null, tailV: null }));
-    for (const w of this.weights) tf.dispose([w.wqkv, w.bqkv, w.wfc, w.bfc]);
+    for (const w of this.weights) tf.dispose([w.wqkv, w.bqkv, w.wfc, w.bfc, w.wfc2]);
     if (this.head !== null) tf.dispose([this.head.w, this.head.b]);
+    if (this.center !== null) this.center.dispose();
     if (this.frozenBias !== null) this.frozenBias.dispose();
     this.frozenBias = null;
     if (this.lastLogits !== null) this.lastLogits.dispose();

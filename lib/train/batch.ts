@@ -15,18 +15,27 @@ export interface PaddedBatch {
   targets: tf.Tensor2D;
   /** [B, T] float32, 1 where the target is trained. */
   mask: tf.Tensor2D;
-  /** Per-token extras aligned with targets, e.g. old log-probs or advantages ([B, T] float32). */
-  extras: Record<string, tf.Tensor2D>;
+  /**
+   * The trained positions (mask 1), row-major, as flat indices b * T + t into [B*T] ([M] int32): where
+   * GPT.forwardAt computes logits. Their targets in `trainedTargets` [M], their rows and positions on the host.
+   */
+  trained: tf.Tensor1D;
+  trainedTargets: tf.Tensor1D;
+  trainedRows: Int32Array;
+  trainedPositions: Int32Array;
+  /** Per-token extras (advantages, old log-probs, ...) at the trained positions, [M] float32 each. */
+  extras: Record<string, tf.Tensor1D>;
   /** T, the prediction length (longest sequence minus one). */
   length: number;
-  /** Number of mask ones. */
+  /** Number of mask ones (M). */
   targetCount: number;
   dispose(): void;
 }
 
 /**
  * Build a padded batch. `extras[name][b]` are per-token arrays aligned with `seqs[b].ids`; the value at
- * token t is placed at prediction position t-1 like the mask. `maxLen` truncates (keeping the start).
+ * token t belongs to prediction position t-1 like the mask, and is kept where the mask is 1. `maxLen`
+ * truncates (keeping the start).
  */
 export function padBatch(seqs: { ids: number[]; lossMask: number[] }[], maxLen: number,
   extras: Record<string, number[][]> = {}): PaddedBatch {
@@ -37,9 +46,12 @@ export function padBatch(seqs: { ids: number[]; lossMask: number[] }[], maxLen: 
   const inp = new Int32Array(B * T);
   const tgt = new Int32Array(B * T);
   const msk = new Float32Array(B * T);
-  const ext: Record<string, Float32Array> = {};
-  for (const k of Object.keys(extras)) ext[k] = new Float32Array(B * T);
-  let targetCount = 0;
+  const flat: number[] = [];
+  const rowsOf: number[] = [];
+  const posOf: number[] = [];
+  const names = Object.keys(extras);
+  const ext: Record<string, number[]> = {};
+  for (const k of names) ext[k] = [];
   seqs.forEach((s, b) => {
     if (s.ids.length !== s.lossMask.length) throw new Error(`padBatch: ids/lossMask length mismatch in row ${b}`);
     const n = Math.min(s.ids.length, L);
@@ -47,25 +59,31 @@ export function padBatch(seqs: { ids: number[]; lossMask: number[] }[], maxLen: 
       inp[b * T + t] = s.ids[t];
       tgt[b * T + t] = s.ids[t + 1];
       msk[b * T + t] = s.lossMask[t + 1];
-      targetCount += s.lossMask[t + 1];
-      for (const k of Object.keys(extras)) ext[k][b * T + t] = extras[k][b][t + 1];
+      if (s.lossMask[t + 1] !== 1) continue;
+      flat.push(b * T + t);
+      rowsOf.push(b);
+      posOf.push(t);
+      for (const k of names) ext[k].push(extras[k][b][t + 1]);
     }
   });
+  const trainedTargets = Int32Array.from(flat, (i) => tgt[i]);
   const batch: PaddedBatch = {
     inputs: tf.tensor2d(inp, [B, T], 'int32'),
     targets: tf.tensor2d(tgt, [B, T], 'int32'),
     mask: tf.tensor2d(msk, [B, T], 'float32'),
+    trained: tf.tensor1d(flat, 'int32'),
+    trainedTargets: tf.tensor1d(trainedTargets, 'int32'),
+    trainedRows: Int32Array.from(rowsOf),
+    trainedPositions: Int32Array.from(posOf),
     extras: {},
     length: T,
-    targetCount,
+    targetCount: flat.length,
     dispose() {
-      batch.inputs.dispose();
-      batch.targets.dispose();
-      batch.mask.dispose();
+      tf.dispose([batch.inputs, batch.targets, batch.mask, batch.trained, batch.trainedTargets]);
       for (const t of Object.values(batch.extras)) t.dispose();
     },
   };
-  for (const k of Object.keys(ext)) batch.extras[k] = tf.tensor2d(ext[k], [B, T], 'float32');
+  for (const k of names) batch.extras[k] = tf.tensor1d(ext[k], 'float32');
   return batch;
 }
 
@@ -83,4 +101,27 @@ export function bucketedBatches(lengths: number[], batchSize: number, rng: Rng, 
     for (let i = 0; i < chunk.length; i += batchSize) batches.push(chunk.slice(i, i + batchSize));
   }
   return rng.shuffle(batches);
+}
+
+/**
+ * Cut rows into micro-batches of similar length under a token budget (verl's dynamic batch size,
+ * `ppo_max_token_len_per_gpu`): rows sorted longest first, each micro-batch padded to its first (longest)
+ * row, and a row joins while rows x that length stays within `maxTokens` (a row longer than the budget
+ * gets a micro-batch of its own). Padding then costs little, and attention, quadratic in the padded
+ * length, is paid on each row's own length class. Returns row indices, longest micro-batch first.
+ */
+export function microBatches(lengths: number[], maxTokens: number): number[][] {
+  if (!(maxTokens >= 1)) throw new Error(`microBatches: maxTokens must be >= 1, got ${maxTokens}`);
+  const order = lengths.map((_, i) => i).sort((a, b) => lengths[b] - lengths[a] || a - b);
+  const out: number[][] = [];
+  let cur: number[] = [];
+  for (const i of order) {
+    if (cur.length > 0 && (cur.length + 1) * lengths[cur[0]] > maxTokens) {
+      out.push(cur);
+      cur = [];
+    }
+    cur.push(i);
+  }
+  if (cur.length > 0) out.push(cur);
+  return out;
 }

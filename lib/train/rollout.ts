@@ -19,7 +19,7 @@ import { classifyMessage } from '../format/states';
 import { CallSyntax, StructuralState } from '../format/types';
 import { Episode } from '../envs/episode';
 import { GPT } from '../model/gpt';
-import { sampleToken } from './sampling';
+import { readProbs, sampleToken } from './sampling';
 import { addPhase } from './phases';
 
 export interface RolloutConfig {
@@ -38,6 +38,11 @@ export interface RolloutConfig {
    * made the observations, not the sampling, set the number of passes.
    */
   readChunkWhileSampling: number;
+  /**
+   * Finished episodes leave the KV cache when the running rows fall to this share of the cache's rows
+   * (1 = at every finish, 0 = never). Each drop copies the cache once; 0.75 keeps the copies geometric.
+   */
+  retainShare: number;
 }
 
 export const defaultRolloutConfig: RolloutConfig = {
@@ -47,6 +52,7 @@ export const defaultRolloutConfig: RolloutConfig = {
   maxContext: 1024,
   readChunk: 64,
   readChunkWhileSampling: 1,
+  retainShare: 0.75,
 };
 
 /**
@@ -79,6 +85,10 @@ export interface Trajectory {
   lossMask: number[];
   /** log p of each token when it was sampled (0 where mask is 0 or the token was scripted). */
   sampleLogProbs: number[];
+  /** Entropy of the distribution each token was sampled from (0 where it was not sampled). */
+  sampleEntropies: number[];
+  /** The sampler's reads at probe positions (RolloutOptions.probeRead), in order. */
+  probeReads: ProbeRead[];
   /** 1 on tokens that came from a script (OPS ground truth) rather than from the policy. */
   offPolicy: number[];
   promptLength: number;
@@ -90,6 +100,14 @@ export interface Trajectory {
   truncated: boolean;
 }
 
+/** What the sampler saw at a probe position: the probabilities of the probe tokens and the top other token. */
+export interface ProbeRead {
+  /** Index in Trajectory.ids of the token sampled there. */
+  index: number;
+  probs: number[];
+  topOther: { id: number; p: number };
+}
+
 export interface RolloutOptions {
   config?: Partial<RolloutConfig>;
   rng: Rng;
@@ -98,6 +116,11 @@ export interface RolloutOptions {
   /** Per-row scripts (same length as episodes; undefined rows sample). */
   scripts?: (ScriptedRow | undefined)[];
   onMessage?: (done: number) => void;
+  /**
+   * Where a message so far equals `prefix` (e.g. `<tool_call>\n`), record the probabilities of `tokens` and
+   * the top other token before sampling (Trajectory.probeReads): the GRPO instruments then need no scoring pass.
+   */
+  probeRead?: { prefix: number[]; tokens: number[] };
 }
 
 interface RowState {
@@ -124,6 +147,7 @@ export function rollout(model: GPT, tokenizer: Tokenizer, episodes: Episode[], o
     const traj: Trajectory = {
       taskId: ep.task.id, category: ep.task.category,
       ids: prompt.slice(), lossMask: prompt.map(() => 0), sampleLogProbs: prompt.map(() => 0),
+      sampleEntropies: prompt.map(() => 0), probeReads: [],
       offPolicy: prompt.map(() => 0), promptLength: prompt.length, messages: [],
       reward: 0, pass: false, errorTurn: null, truncated: false,
     };
@@ -131,12 +155,16 @@ export function rollout(model: GPT, tokenizer: Tokenizer, episodes: Episode[], o
       live: prompt.length < maxContext, truncated: prompt.length >= maxContext, traj };
   });
 
-  const record = (r: RowState, token: number, mask: number, logProb: number, offPolicy: number) => {
+  const record = (r: RowState, token: number, mask: number, logProb: number, offPolicy: number, entropy = 0) => {
     r.traj.ids.push(token);
     r.traj.lossMask.push(mask);
     r.traj.sampleLogProbs.push(logProb);
+    r.traj.sampleEntropies.push(entropy);
     r.traj.offPolicy.push(offPolicy);
   };
+  const probePrefix = opts.probeRead ? opts.probeRead.prefix : null;
+  const atProbe = (message: number[]) =>
+    probePrefix !== null && message.length === probePrefix.length && message.every((t, i) => t === probePrefix[i]);
 
   // Called when a row has read everything it had to: either start a scripted message or sample.
   const startScriptedIfAny = (r: RowState, rowIndex: number): boolean => {
@@ -180,6 +208,8 @@ export function rollout(model: GPT, tokenizer: Tokenizer, episodes: Episode[], o
   };
 
   const cache = model.createCache(rows.length);
+  // cacheRows[c] = the episode in cache row c; finished episodes leave the cache (KVCache.retain)
+  let cacheRows = rows.map((_, i) => i);
   try {
     for (let guard = 0; rows.some((r) => r.live); guard++) {
       if (guard > 100000) throw new Error('rollout: no progress (internal error)');
@@ -188,7 +218,7 @@ export function rollout(model: GPT, tokenizer: Tokenizer, episodes: Episode[], o
       // long chunks (prompts) only when no live row is mid-message.
       const anySampling = rows.some((r) => r.live && r.message.length > 0);
       const chunk = anySampling ? cfg.readChunkWhileSampling : cfg.readChunk;
-      const inputs = rows.map((r) => (r.live ? r.pending.splice(0, chunk) : []));
+      const inputs = cacheRows.map((i) => (rows[i].live ? rows[i].pending.splice(0, chunk) : []));
       const tModel = performance.now();
       const logitsT = model.append(cache, inputs);
       const logits = logitsT.dataSync() as Float32Array;
@@ -196,12 +226,16 @@ export function rollout(model: GPT, tokenizer: Tokenizer, episodes: Episode[], o
       const tSample = performance.now();
       addPhase(anySampling ? 'decode' : 'prefill', tSample - tModel);
       const envBefore = envMs;
-      rows.forEach((r, b) => {
+      cacheRows.forEach((b, c) => {
+        const r = rows[b];
         if (!r.live || r.pending.length > 0) return;
         if (r.message.length === 0 && startScriptedIfAny(r, b)) return;
         const forbidden = opts.logitMask ? opts.logitMask(b, r.message) : null;
-        const s = sampleToken(logits, b * vocab, vocab, cfg, opts.rng, forbidden);
-        record(r, s.token, 1, s.logProb, 0);
+        if (atProbe(r.message)) {
+          r.traj.probeReads.push({ index: r.traj.ids.length, ...readProbs(logits, c * vocab, vocab, opts.probeRead!.tokens) });
+        }
+        const s = sampleToken(logits, c * vocab, vocab, cfg, opts.rng, forbidden);
+        record(r, s.token, 1, s.logProb, 0, s.entropy);
         r.message.push(s.token);
         const room = r.traj.ids.length + 1 >= maxContext;
         if (s.token === imEnd || r.message.length >= cfg.maxMessageTokens || room) {
@@ -219,6 +253,15 @@ export function rollout(model: GPT, tokenizer: Tokenizer, episodes: Episode[], o
       });
       addPhase('environments', envMs - envBefore);
       addPhase('sampling', performance.now() - tSample - (envMs - envBefore));
+      // Drop finished episodes from the cache once a quarter of its rows are done (one gather each time, so
+      // a geometric number of them).
+      const running = cacheRows.map((b, c) => (rows[b].live ? c : -1)).filter((c) => c >= 0);
+      if (running.length > 0 && running.length <= cfg.retainShare * cacheRows.length) {
+        const tRetain = performance.now();
+        cache.retain(running);
+        cacheRows = running.map((c) => cacheRows[c]);
+        addPhase('decode', performance.now() - tRetain);
+      }
     }
   } finally {
     cache.dispose();

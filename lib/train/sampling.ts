@@ -16,6 +16,8 @@ export interface SampledToken {
   token: number;
   /** log p(token) under the *untempered, unmasked* policy: the quantity the GRPO ratio uses. */
   logProb: number;
+  /** Entropy (nats) of the untempered, unmasked next-token distribution. */
+  entropy: number;
 }
 
 /**
@@ -24,12 +26,22 @@ export interface SampledToken {
  */
 export function sampleToken(logits: Float32Array, offset: number, vocabSize: number, opts: SampleOptions,
   rng: Rng, forbidden?: readonly number[] | null): SampledToken {
-  // log-sum-exp of the raw policy, for the reported log-prob
+  // exp(logit - max) of the raw policy: its log-sum-exp gives the log-prob, and its weighted logits the
+  // entropy H = logZ - sum_v p_v logit_v; at temperature 1 without constraints it is also the sampling weight
   let max = -Infinity;
   for (let v = 0; v < vocabSize; v++) if (logits[offset + v] > max) max = logits[offset + v];
+  const e = new Float64Array(vocabSize);
   let sum = 0;
-  for (let v = 0; v < vocabSize; v++) sum += Math.exp(logits[offset + v] - max);
+  let dot = 0;
+  for (let v = 0; v < vocabSize; v++) {
+    const d = logits[offset + v] - max;
+    const x = Math.exp(d);
+    e[v] = x;
+    sum += x;
+    dot += x * d;
+  }
   const logZ = max + Math.log(sum);
+  const entropy = Math.log(sum) - dot / sum;
 
   const banned = forbidden && forbidden.length > 0 ? new Set(forbidden) : null;
   let token = -1;
@@ -39,6 +51,8 @@ export function sampleToken(logits: Float32Array, offset: number, vocabSize: num
       if (banned && banned.has(v)) continue;
       if (logits[offset + v] > best) { best = logits[offset + v]; token = v; }
     }
+  } else if (opts.temperature === 1 && banned === null) {
+    token = rng.categorical(e);
   } else {
     const t = opts.temperature;
     let tmax = -Infinity;
@@ -53,5 +67,24 @@ export function sampleToken(logits: Float32Array, offset: number, vocabSize: num
     token = rng.categorical(weights);
   }
   if (token < 0) throw new Error('sampleToken: every token is forbidden');
-  return { token, logProb: logits[offset + token] - logZ };
+  return { token, logProb: logits[offset + token] - logZ, entropy };
+}
+
+/**
+ * Probabilities of `tokens` in one row of logits, and the most likely token outside them: what the
+ * logit-gradient split reads at a probe position (lib/diagnostics/gradsplit.ts).
+ */
+export function readProbs(logits: Float32Array, offset: number, vocabSize: number, tokens: readonly number[]):
+  { probs: number[]; topOther: { id: number; p: number } } {
+  let max = -Infinity;
+  for (let v = 0; v < vocabSize; v++) if (logits[offset + v] > max) max = logits[offset + v];
+  let sum = 0;
+  for (let v = 0; v < vocabSize; v++) sum += Math.exp(logits[offset + v] - max);
+  const p = (v: number) => Math.exp(logits[offset + v] - max) / sum;
+  let top = -1;
+  for (let v = 0; v < vocabSize; v++) {
+    if (tokens.includes(v)) continue;
+    if (top < 0 || logits[offset + v] > logits[offset + top]) top = v;
+  }
+  return { probs: tokens.map(p), topOther: { id: top, p: top < 0 ? 0 : p(top) } };
 }

@@ -5,13 +5,14 @@
  * why one pass per conversation equals the paper's one-sample-per-message layout). AdamW with weight
  * decay 0.01 and gradient clipping 1.0 (verl defaults used by the paper), cosine schedule with warmup.
  */
+import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../prng';
 import { GPT } from '../model/gpt';
-import { maskedCrossEntropy } from '../model/logprobs';
+import { rowLogProbs } from '../model/logprobs';
 import { AdamW, computeGrads, disposeGrads } from './optim';
 import { cosineWithWarmup } from './schedule';
 import { TrainingSequence } from './encode';
-import { bucketedBatches, padBatch } from './batch';
+import { bucketedBatches, padBatch, PaddedBatch } from './batch';
 import { MetricsSink } from './metrics';
 import { ProgressBar } from '../util/progress';
 
@@ -64,14 +65,20 @@ export interface SFTResult {
   tokensPerS: number;
 }
 
+/**
+ * Token-mean cross-entropy over the trained positions of a padded batch, with logits computed there only
+ * (GPT.forwardAt); 0 for a batch without trained tokens.
+ */
+export function trainedCrossEntropy(model: GPT, batch: PaddedBatch): tf.Scalar {
+  if (batch.targetCount === 0) return tf.scalar(0);
+  return tf.tidy(() => tf.neg(tf.mean(rowLogProbs(model.forwardAt(batch.inputs, batch.trained), batch.trainedTargets))) as tf.Scalar);
+}
+
 /** One SFT loss + update on a padded batch; returns the loss and pre-clip gradient norm. */
 export function sftStep(model: GPT, opt: AdamW, seqs: TrainingSequence[], lr: number, maxLen: number): { loss: number; gradNorm: number; tokens: number } {
   const batch = padBatch(seqs, Math.min(maxLen, model.config.blockSize));
   try {
-    const { value, grads } = computeGrads(model.params(), () => {
-      const logits = model.forward(batch.inputs); // [B, T, V]
-      return maskedCrossEntropy(logits, batch.targets, batch.mask);
-    });
+    const { value, grads } = computeGrads(model.params(), () => trainedCrossEntropy(model, batch));
     const loss = value.dataSync()[0];
     value.dispose();
     try {

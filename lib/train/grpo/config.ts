@@ -12,6 +12,12 @@ export interface GRPOConfig extends PolicyLossConfig {
   promptsPerStep: number;
   /** Prompts per PPO mini-batch. Paper: 20 (ppo_mini_batch_size), i.e. 3 updates per step; ours keeps the 3:1 ratio where possible. */
   promptsPerMiniBatch: number;
+  /**
+   * Token budget of a micro-batch (rows x padded length): each mini-batch is cut into length-sorted
+   * micro-batches whose gradients add up to the mini-batch's (lib/train/grpo/prepare.ts). Speed and memory only,
+   * not the math. Paper code: verl's dynamic batch size (ppo_max_token_len_per_gpu); ours: 8192.
+   */
+  microBatchTokens: number;
   /** Passes over the step's rollouts. Paper: 1 (ppo_epochs). */
   ppoEpochs: number;
   /** Number of RL steps. Paper: 300 (total_training_steps); ours per preset. */
@@ -50,6 +56,7 @@ export const defaultGRPOConfig: GRPOConfig = {
   groupSize: 8,
   promptsPerStep: 8,
   promptsPerMiniBatch: 4,
+  microBatchTokens: 8192,
   ppoEpochs: 1,
   steps: 100,
   lr: 1e-3,
@@ -78,7 +85,7 @@ export function validateGRPOConfig(cfg: GRPOConfig): void {
     if (!Number.isInteger(v) || v < 1) throw new Error(`grpo config: ${k} must be an integer >= 1, got ${v}`);
   };
   (['groupSize', 'promptsPerStep', 'promptsPerMiniBatch', 'ppoEpochs', 'steps', 'maxAssistantMessages',
-    'maxMessageTokens', 'maxContext', 'valEvery', 'valTasksPerCategory', 'probeTasks'] as (keyof GRPOConfig)[]).forEach(posInt);
+    'maxMessageTokens', 'maxContext', 'microBatchTokens', 'valEvery', 'valTasksPerCategory', 'probeTasks'] as (keyof GRPOConfig)[]).forEach(posInt);
   if (cfg.promptsPerStep % cfg.promptsPerMiniBatch !== 0) {
     throw new Error(`grpo config: promptsPerStep (${cfg.promptsPerStep}) must be a multiple of promptsPerMiniBatch (${cfg.promptsPerMiniBatch})`);
   }

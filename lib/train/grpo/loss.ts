@@ -35,15 +35,18 @@ export interface PolicyLossTerms {
 }
 
 /**
- * All inputs [B, T]; `mask` is 0/1 float. `refLogp` may be null when klCoef is 0. `offPolicy` replaces the
- * per-token loss where its mask is 1 (policy shaping of off-policy tokens).
+ * All inputs of one shape (per token: [B, T], or [M] at the trained positions); `mask` is 0/1 float, or null
+ * when every token is trained. `refLogp` may be null when klCoef is 0. `offPolicy` replaces the per-token loss
+ * where its mask is 1 (policy shaping of off-policy tokens). `tokenCount` is the token-mean's denominator:
+ * by default this batch's trained-token count; a micro-batch of a larger mini-batch passes the mini-batch's
+ * count, so that the micro-batches' terms add up to the mini-batch's.
  * Must be called inside a tidy / gradient scope; returns tensors the caller owns.
  */
-export function policyLoss(logp: tf.Tensor2D, oldLogp: tf.Tensor2D, refLogp: tf.Tensor2D | null,
-  adv: tf.Tensor2D, mask: tf.Tensor2D, cfg: PolicyLossConfig,
-  offPolicy?: { mask: tf.Tensor2D; loss: tf.Tensor2D }): PolicyLossTerms {
-  const denom = tf.maximum(tf.sum(mask), 1);
-  const mmean = (x: tf.Tensor) => tf.div(tf.sum(tf.mul(x, mask)), denom) as tf.Scalar;
+export function policyLoss<T extends tf.Tensor>(logp: T, oldLogp: T, refLogp: T | null, adv: T, mask: T | null,
+  cfg: PolicyLossConfig, offPolicy?: { mask: T; loss: T }, tokenCount?: number): PolicyLossTerms {
+  const count = tokenCount ?? (mask === null ? logp.size : null);
+  const denom = count === null ? tf.maximum(tf.sum(mask!), 1) : tf.scalar(Math.max(count, 1));
+  const mmean = (x: tf.Tensor) => tf.div(tf.sum(mask === null ? x : tf.mul(x, mask)), denom) as tf.Scalar;
 
   const logRatio = tf.clipByValue(tf.sub(logp, oldLogp), -20, 20); // verl clamps before exp
   const ratio = tf.exp(logRatio);

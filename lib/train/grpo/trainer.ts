@@ -11,7 +11,6 @@ import * as path from 'path';
 import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../../prng';
 import { GPT } from '../../model/gpt';
-import { tokenLogProbs } from '../../model/logprobs';
 import { Tokenizer } from '../../format/tokenizer';
 import { TOOL_CALL_OPEN } from '../../format/tokens';
 import { renderConversation, ASSISTANT_PREFIX } from '../../format/chat';
@@ -19,9 +18,9 @@ import { stateShares } from '../../format/states';
 import { StructuralState } from '../../format/types';
 import { Task } from '../../envs/task';
 import { Episode } from '../../envs/episode';
-import { AdamW, computeGrads, disposeGrads } from '../optim';
+import { AdamW } from '../optim';
 import { constantWithWarmup } from '../schedule';
-import { padBatch, PaddedBatch } from '../batch';
+import { PaddedBatch } from '../batch';
 import { rollout, ScriptedRow, Trajectory } from '../rollout';
 import { evaluateModel, EvalResult } from '../evaluate';
 import { MetricRecord, MetricsSink } from '../metrics';
@@ -29,9 +28,8 @@ import { probeContexts, probeTokenIds, runProbe } from '../../diagnostics/probe'
 import { gradientSplit, topOtherSplit } from '../../diagnostics/gradsplit';
 import { grpoAdvantages, zeroRewardGroupShare, zeroVarianceGroupShare } from './advantages';
 import { GRPOConfig, validateGRPOConfig } from './config';
-import { policyLoss } from './loss';
-import { scoreBatch } from './scoring';
-import { timed } from '../phases';
+import { disposeMiniBatches, prepareMiniBatches } from './prepare';
+import { updateMiniBatch } from './update';
 
 /** What a synchronous signal may change about one rollout of a group (docs/design.md A.6). */
 export interface RolloutPlan {
@@ -47,9 +45,9 @@ export interface SyncSignal {
   plan?(task: Task, index: number): RolloutPlan;
   /**
    * Per-token loss for off-policy (scripted) tokens instead of the clipped-ratio loss (OPS's LUFFY variant):
-   * logp [B,T] of the current policy, adv [B,T] -> [B,T]. Called inside the gradient scope.
+   * logp [M] of the current policy at the trained tokens, adv [M] -> [M]. Called inside the gradient scope.
    */
-  offPolicyLoss?(logp: tf.Tensor2D, adv: tf.Tensor2D): tf.Tensor2D;
+  offPolicyLoss?(logp: tf.Tensor1D, adv: tf.Tensor1D): tf.Tensor1D;
   /** Data for an extra loss of one mini-batch (the per-update SFT loss), built outside the gradient scope. */
   prepareExtra?(tasks: Task[]): PaddedBatch | null;
   /** The extra loss on that data, added to the GRPO loss inside the gradient scope. */
@@ -138,7 +136,7 @@ export class GRPOTrainer {
   }
 
   /** Sample the step's groups and roll them out. Returns trajectories laid out group after group. */
-  private sampleGroups(): { tasks: Task[]; trajs: Trajectory[]; seconds: number; tokens: number } {
+  private sampleGroups(): { tasks: Task[]; trajs: Trajectory[]; hinted: boolean[]; seconds: number; tokens: number } {
     const cfg = this.config;
     const tok = this.args.tokenizer;
     const tasks = this.rng.sample(this.args.trainTasks, cfg.promptsPerStep);
@@ -158,6 +156,7 @@ export class GRPOTrainer {
       rng: this.rng.fork(),
       scripts,
       config: { temperature: cfg.temperature, greedy: false, maxMessageTokens: cfg.maxMessageTokens, maxContext: cfg.maxContext },
+      probeRead: { prefix: [tok.id(TOOL_CALL_OPEN), tok.id('\n')], tokens: probeTokenIds(tok) },
     });
     const seconds = (Date.now() - t0) / 1000;
     // HBG: the hint was seen while sampling only; train on the hint-free prompt (docs/design.md A.6)
@@ -165,7 +164,7 @@ export class GRPOTrainer {
       if (hinted[i]) replacePrompt(t, tok.encode(renderPrompt(episodes[i].task)));
     });
     const tokens = trajs.reduce((a, t) => a + t.ids.length, 0);
-    return { tasks, trajs, seconds, tokens };
+    return { tasks, trajs, hinted, seconds, tokens };
   }
 
   /** One RL step; returns the logged record. */
@@ -173,89 +172,40 @@ export class GRPOTrainer {
     const cfg = this.config;
     const tok = this.args.tokenizer;
     const stepNo = this.stepIndex + 1;
-    const { tasks, trajs, seconds: rolloutSeconds, tokens: rolloutTokens } = this.sampleGroups();
+    const { tasks, trajs, hinted, seconds: rolloutSeconds, tokens: rolloutTokens } = this.sampleGroups();
     const rewards = trajs.map((t) => t.reward);
     const adv = grpoAdvantages(rewards, cfg.groupSize);
 
-    // ---- score every mini-batch with the pre-update policy (old) and the reference (KL) ----
+    // ---- old (pre-update) and reference log-probs per mini-batch, in length-sorted micro-batches ----
     const t1 = Date.now();
     const probeIds = probeTokenIds(tok);
-    const mbSize = cfg.promptsPerMiniBatch * cfg.groupSize;
-    const openId = tok.id(TOOL_CALL_OPEN);
-    const newlineId = tok.id('\n');
-    interface MB { batch: PaddedBatch; old: tf.Tensor2D; ref: tf.Tensor2D | null; extra: PaddedBatch | null }
-    const mbs: MB[] = [];
-    const split = { probs: [] as number[][], sampled: [] as number[], advantages: [] as number[] };
-    const topOthers: { id: number; p: number }[] = []; // per probe position, aligned with split.sampled
-    let entropySum = 0;
+    const prep = prepareMiniBatches({
+      model: this.model, ref: this.args.ref, trajs, advantages: adv, hinted, groupSize: cfg.groupSize,
+      promptsPerMiniBatch: cfg.promptsPerMiniBatch, maxContext: cfg.maxContext, microBatchTokens: cfg.microBatchTokens,
+      openId: tok.id(TOOL_CALL_OPEN), newlineId: tok.id('\n'), probeIds,
+    });
+    const extras: (PaddedBatch | null)[] = [];
     try {
-      for (let s = 0; s < trajs.length; s += mbSize) {
-        const group = trajs.slice(s, s + mbSize);
-        const advTok = group.map((t, i) => t.ids.map(() => adv[s + i]));
-        const offTok = group.map((t) => t.offPolicy);
-        const batch = padBatch(group, cfg.maxContext, { adv: advTok, off: offTok });
-        // probe positions: the token after an assistant message's opening `<tool_call>\n` (the probe context);
-        // the prediction for token i is read at input position i - 1.
-        const positions: [number, number][] = [];
-        group.forEach((t, b) => {
-          for (const m of t.messages) {
-            const at = m.start + 1; // input position of the newline
-            if (t.ids[m.start] === openId && t.ids[at] === newlineId && at + 1 < m.end && at < batch.length) {
-              positions.push([b, at]);
-              split.sampled.push(t.ids[at + 1]);
-              split.advantages.push(adv[s + b]);
-            }
-          }
-        });
-        const scored = timed('scoring', () => scoreBatch(this.model, batch, positions, probeIds));
-        split.probs.push(...scored.probeProbs);
-        topOthers.push(...scored.topOther);
-        entropySum += scored.entropy * group.length;
-        const ref = this.args.ref ? timed('scoring', () => scoreBatch(this.args.ref!, batch).logp) : null;
-        const mbTasks = tasks.slice(s / cfg.groupSize, (s + mbSize) / cfg.groupSize);
-        const extra = this.args.signal?.prepareExtra ? this.args.signal.prepareExtra(mbTasks) : null;
-        mbs.push({ batch, old: scored.logp, ref, extra });
-      }
-
       // ---- updates: one pass over the mini-batches (ppoEpochs = 1 in the paper) ----
       const lr = this.schedule(this.stepIndex - this.optimizerStart);
       const acc = { loss: 0, pg: 0, kl: 0, clip: 0, dual: 0, grad: 0, n: 0 };
+      for (const mb of prep.minibatches) {
+        const mbTasks = tasks.slice(mb.firstGroup, mb.firstGroup + cfg.promptsPerMiniBatch);
+        extras.push(this.args.signal?.prepareExtra ? this.args.signal.prepareExtra(mbTasks) : null);
+      }
       for (let epoch = 0; epoch < cfg.ppoEpochs; epoch++) {
-        for (const mb of mbs) {
-          let stats: tf.Tensor1D | null = null;
-          const { value, grads } = timed('backward', () => computeGrads(this.model.params(), () => {
-            const logits = this.model.forward(mb.batch.inputs); // [B, T, V]
-            const logp = tokenLogProbs(logits, mb.batch.targets); // [B, T]
-            const sig = this.args.signal;
-            const off = sig?.offPolicyLoss
-              ? { mask: mb.batch.extras.off, loss: sig.offPolicyLoss(logp, mb.batch.extras.adv) } : undefined;
-            const terms = policyLoss(logp, mb.old, mb.ref, mb.batch.extras.adv, mb.batch.mask, cfg, off);
-            let loss = terms.loss;
-            if (sig?.extraLoss && mb.extra) loss = tf.add(loss, sig.extraLoss(this.model, mb.extra)) as tf.Scalar;
-            stats = tf.keep(tf.stack([terms.pgLoss, terms.kl, terms.clipFrac, terms.dualClipFrac]) as tf.Tensor1D);
-            return loss;
-          }));
-          const lossValue = value.dataSync()[0];
-          value.dispose();
-          const st = (stats as tf.Tensor1D | null);
-          const sv = st ? Array.from(st.dataSync()) : [NaN, NaN, NaN, NaN];
-          st?.dispose();
-          try {
-            if (!Number.isFinite(lossValue)) throw new Error(`grpo step ${stepNo}: non-finite loss (${lossValue})`);
-            const { gradNorm } = timed('optimizer', () => this.opt.step(grads, lr));
-            acc.grad += gradNorm;
-          } finally {
-            disposeGrads(grads);
-          }
-          acc.loss += lossValue; acc.pg += sv[0]; acc.kl += sv[1]; acc.clip += sv[2]; acc.dual += sv[3]; acc.n++;
-        }
+        prep.minibatches.forEach((mb, i) => {
+          const u = updateMiniBatch(this.model, this.opt, mb, cfg, lr, { signal: this.args.signal, extra: extras[i], stepNo });
+          acc.loss += u.loss; acc.pg += u.pgLoss; acc.kl += u.kl; acc.clip += u.clipFrac; acc.dual += u.dualClipFrac;
+          acc.grad += u.gradNorm; acc.n++;
+        });
       }
       const trainSeconds = (Date.now() - t1) / 1000;
-      const trainTokens = mbs.reduce((a, m) => a + m.batch.inputs.size, 0) * cfg.ppoEpochs;
+      const trainTokens = prep.minibatches.reduce((a, mb) => a + mb.micro.reduce((b, m) => b + m.batch.inputs.size, 0), 0) * cfg.ppoEpochs;
 
       // ---- instruments ----
-      const gs = gradientSplit({ ...split, tokenIds: probeIds });
-      const go = topOtherSplit(split.sampled, split.advantages, topOthers);
+      const gs = gradientSplit({ probs: prep.split.probs, sampled: prep.split.sampled, advantages: prep.split.advantages, tokenIds: probeIds });
+      const go = topOtherSplit(prep.split.sampled, prep.split.advantages, prep.split.topOthers);
       const probe = runProbe(this.model, tok, this.probeCtx);
       const states: StructuralState[] = [];
       for (const t of trajs) for (const m of t.messages) if (!m.scripted) states.push(m.state);
@@ -273,7 +223,7 @@ export class GRPOTrainer {
         clipFrac: acc.clip / acc.n,
         dualClipFrac: acc.dual / acc.n,
         gradNorm: acc.grad / acc.n,
-        entropy: entropySum / trajs.length,
+        entropy: prep.entropy,
         messagesPerTrajectory: mean(trajs.map((t) => t.messages.length)),
         tokensPerTrajectory: rolloutTokens / trajs.length,
         truncatedShare: mean(trajs.map((t) => (t.truncated ? 1 : 0))),
@@ -307,12 +257,8 @@ export class GRPOTrainer {
       this.writeStepRecords(stepNo, trajs);
       return rec;
     } finally {
-      for (const mb of mbs) {
-        mb.batch.dispose();
-        mb.old.dispose();
-        mb.ref?.dispose();
-        mb.extra?.dispose();
-      }
+      disposeMiniBatches(prep.minibatches);
+      for (const e of extras) e?.dispose();
     }
   }
 
@@ -350,6 +296,8 @@ export function replacePrompt(t: Trajectory, prompt: number[]): void {
   t.ids = prompt.concat(t.ids.slice(t.promptLength));
   t.lossMask = zeros.concat(t.lossMask.slice(t.promptLength));
   t.sampleLogProbs = zeros.concat(t.sampleLogProbs.slice(t.promptLength));
+  t.sampleEntropies = zeros.concat(t.sampleEntropies.slice(t.promptLength));
+  for (const r of t.probeReads) r.index += shift;
   t.offPolicy = zeros.concat(t.offPolicy.slice(t.promptLength));
   t.promptLength = prompt.length;
   for (const m of t.messages) { m.start += shift; m.end += shift; }

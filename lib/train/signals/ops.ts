@@ -34,9 +34,9 @@ export function opsSignal(cfg: Partial<OPSConfig> = {}): SyncSignal {
   if (c.luffyGamma !== null) {
     const gamma = c.luffyGamma;
     // per-token loss on off-policy tokens: -A * p / (p + gamma), p = exp(logp) of the current policy
-    signal.offPolicyLoss = (logp: tf.Tensor2D, adv: tf.Tensor2D) => {
+    signal.offPolicyLoss = (logp: tf.Tensor1D, adv: tf.Tensor1D) => {
       const p = tf.exp(logp);
-      return tf.neg(tf.mul(adv, tf.div(p, tf.add(p, gamma)))) as tf.Tensor2D;
+      return tf.neg(tf.mul(adv, tf.div(p, tf.add(p, gamma)))) as tf.Tensor1D;
     };
   }
   return signal;

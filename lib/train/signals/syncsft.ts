@@ -6,12 +6,12 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { Tokenizer } from '../../format/tokenizer';
-import { maskedCrossEntropy } from '../../model/logprobs';
 import { teacherTrajectory } from '../../envs/teacher';
 import { Task } from '../../envs/task';
 import { GPT } from '../../model/gpt';
 import { encodeConversation, TrainingSequence } from '../encode';
 import { padBatch, PaddedBatch } from '../batch';
+import { trainedCrossEntropy } from '../sft';
 import { SyncSignal } from '../grpo/trainer';
 
 export interface SyncSFTConfig {
@@ -37,7 +37,7 @@ export function syncSftSignal(tok: Tokenizer, cfg: Partial<SyncSFTConfig> = {}):
       return tasks.length ? padBatch(tasks.map(seq), c.maxLen) : null;
     },
     extraLoss(model: GPT, batch: PaddedBatch): tf.Scalar {
-      return tf.mul(maskedCrossEntropy(model.forward(batch.inputs), batch.targets, batch.mask), c.weight) as tf.Scalar;
+      return tf.mul(trainedCrossEntropy(model, batch), c.weight) as tf.Scalar;
     },
   };
 }

@@ -1,0 +1,193 @@
+/**
+ * From a step's trajectories to what the update needs (docs/design.md A.4): PPO mini-batches of prompts,
+ * each cut into length-sorted micro-batches under a token budget, with the "old" log-probs of the PPO ratio,
+ * the reference log-probs of the KL term, and the step's instruments (entropy, the logit-gradient split's
+ * probabilities at the probe positions).
+ *
+ * Old log-probs. verl recomputes them with the actor before updating; here the sampler already computed
+ * them, with the same weights and the same kernels (lib/model/gpt.ts: the KV-cache path agrees with the full
+ * forward to ~1e-6), so for a rollout that was sampled from the training context they are taken from
+ * the rollout, with its per-token entropies and probe reads. Only rollouts whose training context is not the
+ * one they were sampled from are re-scored: scripted ground-truth tokens (OPS) and hinted prompts (HBG,
+ * whose ratio must see the hint-free context). The reference policy always needs its own pass.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { GPT } from '../../model/gpt';
+import { microBatches, padBatch, PaddedBatch } from '../batch';
+import { Trajectory } from '../rollout';
+import { timed } from '../phases';
+import { scoreBatch } from './scoring';
+
+/** Rows of one mini-batch that share a padded length; per-token values live at the trained positions ([M]). */
+export interface MicroBatch {
+  /** Its rows: inputs, trained positions, and the extras `adv` (advantage) and `off` (1 = scripted token). */
+  batch: PaddedBatch;
+  /** [M] log-probs of the pre-update policy. */
+  old: tf.Tensor1D;
+  /** [M] log-probs of the reference policy, or null without KL. */
+  ref: tf.Tensor1D | null;
+}
+
+/** One PPO mini-batch: `promptsPerMiniBatch` groups, as micro-batches whose losses add up. */
+export interface MiniBatch {
+  micro: MicroBatch[];
+  /** Trained tokens of the whole mini-batch: the token-mean's denominator in every micro-batch. */
+  targetCount: number;
+  /** Index of the mini-batch's first group (its tasks are groups first .. first + promptsPerMiniBatch). */
+  firstGroup: number;
+}
+
+/** Inputs of the logit-gradient split, one entry per probe position of the step (lib/diagnostics/gradsplit.ts). */
+export interface SplitReads {
+  probs: number[][];
+  sampled: number[];
+  advantages: number[];
+  topOthers: { id: number; p: number }[];
+}
+
+export interface Prepared {
+  minibatches: MiniBatch[];
+  split: SplitReads;
+  /** Token-mean entropy of the policy over every trained token of the step. */
+  entropy: number;
+  /** Rollouts whose old log-probs came from a scoring pass (the rest: from the sampler). */
+  rescored: number;
+}
+
+export interface PrepareArgs {
+  model: GPT;
+  ref: GPT | null;
+  /** The step's rollouts, group after group. */
+  trajs: Trajectory[];
+  /** Per-rollout advantage. */
+  advantages: number[];
+  /** Rollouts whose training prompt differs from the sampled one (HBG). */
+  hinted: boolean[];
+  groupSize: number;
+  promptsPerMiniBatch: number;
+  maxContext: number;
+  microBatchTokens: number;
+  /** Ids of `<tool_call>` and of the newline: the probe context. */
+  openId: number;
+  newlineId: number;
+  probeIds: number[];
+}
+
+/**
+ * The position of the token after an assistant message's opening `<tool_call>\n` (the probe context), per
+ * message of `t`, as an index into t.ids; the prediction for it is read at input position index - 1. Only
+ * trained tokens count: a message cut by the context budget right after `<tool_call>\n` ends with a forced,
+ * masked `<|im_end|>` that the policy never chose and the loss never sees.
+ */
+export function probePositions(t: Trajectory, openId: number, newlineId: number, maxContext: number): number[] {
+  const out: number[] = [];
+  const limit = Math.min(maxContext, t.ids.length) - 1; // the padded batch's prediction length for this row
+  for (const m of t.messages) {
+    const at = m.start + 1; // input position of the newline
+    if (t.ids[m.start] === openId && t.ids[at] === newlineId && at + 1 < m.end && at < limit && t.lossMask[at + 1] === 1) {
+      out.push(at + 1);
+    }
+  }
+  return out;
+}
+
+/** Does this rollout need a scoring pass for its old log-probs (see the file comment)? */
+function needsScoring(t: Trajectory, hinted: boolean): boolean {
+  return hinted || t.offPolicy.some((x) => x === 1);
+}
+
+export function prepareMiniBatches(a: PrepareArgs): Prepared {
+  const mbSize = a.promptsPerMiniBatch * a.groupSize;
+  const split: SplitReads = { probs: [], sampled: [], advantages: [], topOthers: [] };
+  const minibatches: MiniBatch[] = [];
+  let entSum = 0;
+  let entCount = 0;
+  let rescored = 0;
+  try {
+    for (let s = 0; s < a.trajs.length; s += mbSize) {
+      const rows = a.trajs.slice(s, s + mbSize);
+      const mb: MiniBatch = { micro: [], targetCount: 0, firstGroup: s / a.groupSize };
+      minibatches.push(mb);
+      // probe positions of every row, in row order (the split's order), and where their reads go
+      const probeAt = rows.map((t) => probePositions(t, a.openId, a.newlineId, a.maxContext));
+      const slot = new Map<string, number>(); // "row:token index" -> entry of `split`
+      rows.forEach((t, b) => probeAt[b].forEach((i) => {
+        slot.set(`${b}:${i}`, split.sampled.length);
+        split.sampled.push(t.ids[i]);
+        split.advantages.push(a.advantages[s + b]);
+        split.probs.push([]);
+        split.topOthers.push({ id: -1, p: 0 });
+      }));
+      const lengths = rows.map((t) => Math.min(t.ids.length, a.maxContext));
+      for (const idx of microBatches(lengths, a.microBatchTokens)) {
+        const group = idx.map((b) => rows[b]);
+        const batch = padBatch(group, a.maxContext, {
+          adv: group.map((t, j) => t.ids.map(() => a.advantages[s + idx[j]])),
+          off: group.map((t) => t.offPolicy),
+          sampled: group.map((t) => t.sampleLogProbs),
+          ent: group.map((t) => t.sampleEntropies),
+        });
+        if (batch.targetCount === 0) { batch.dispose(); continue; } // nothing trained in these rows
+        mb.targetCount += batch.targetCount;
+        const micro: MicroBatch = { batch, old: batch.extras.sampled, ref: null };
+        mb.micro.push(micro);
+        // old log-probs and entropies: the sampler's, except on rows that need a scoring pass
+        const score = idx.map((b) => needsScoring(rows[b], a.hinted[s + b]));
+        const fromScoring = Array.from(batch.trainedRows, (j) => (score[j] ? 1 : 0)); // [M]
+        let ent = batch.extras.ent;
+        if (score.some((x) => x)) {
+          rescored += score.filter((x) => x).length;
+          // probe positions of the scored rows, as indices into the trained positions
+          const at = new Map<string, number>();
+          batch.trainedRows.forEach((j, m) => at.set(`${j}:${batch.trainedPositions[m] + 1}`, m));
+          const probeIdx: number[] = [];
+          const where: number[] = [];
+          idx.forEach((b, j) => {
+            if (score[j]) probeAt[b].forEach((i) => { probeIdx.push(at.get(`${j}:${i}`)!); where.push(slot.get(`${b}:${i}`)!); });
+          });
+          const scored = timed('scoring', () => scoreBatch(a.model, batch, probeIdx, a.probeIds, true));
+          scored.probeProbs.forEach((p, k) => { split.probs[where[k]] = p; split.topOthers[where[k]] = scored.topOther[k]; });
+          const w = tf.tensor1d(fromScoring, 'float32');
+          const pick = (sampler: tf.Tensor1D, scoring: tf.Tensor1D) =>
+            tf.tidy(() => tf.add(tf.mul(scoring, w), tf.mul(sampler, tf.sub(1, w)))) as tf.Tensor1D;
+          micro.old = pick(batch.extras.sampled, scored.logp);
+          ent = pick(batch.extras.ent, scored.entropies!);
+          tf.dispose([w, scored.logp, scored.entropies!]);
+        }
+        entSum += sumOf(ent);
+        entCount += batch.targetCount;
+        if (ent !== batch.extras.ent) ent.dispose();
+        idx.forEach((b, j) => {
+          if (score[j]) return;
+          for (const r of rows[b].probeReads) {
+            const k = slot.get(`${b}:${r.index}`);
+            if (k !== undefined) { split.probs[k] = r.probs; split.topOthers[k] = r.topOther; }
+          }
+        });
+        if (a.ref) micro.ref = timed('scoring', () => scoreBatch(a.ref!, batch, [], [], false).logp);
+      }
+    }
+  } catch (e) {
+    disposeMiniBatches(minibatches);
+    throw e;
+  }
+  return { minibatches, split, entropy: entCount > 0 ? entSum / entCount : 0, rescored };
+}
+
+/** sum(x) as a number. */
+function sumOf(x: tf.Tensor): number {
+  const t = tf.sum(x);
+  const v = t.dataSync()[0];
+  t.dispose();
+  return v;
+}
+
+export function disposeMiniBatches(mbs: MiniBatch[]): void {
+  for (const mb of mbs) {
+    for (const m of mb.micro) {
+      if (m.old !== m.batch.extras.sampled) m.old.dispose();
+      m.ref?.dispose();
+      m.batch.dispose();
+    }
+  }
+}

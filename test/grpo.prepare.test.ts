@@ -1,0 +1,154 @@
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import * as tf from '@tensorflow/tfjs';
+import { initBackend } from '../lib/backend';
+import { Rng } from '../lib/prng';
+import { Episode } from '../lib/envs/episode';
+import { teacherAssistantMessages } from '../lib/envs/teacher';
+import { TOOL_CALL_OPEN } from '../lib/format/tokens';
+import { microBatches } from '../lib/train/batch';
+import { rollout, Trajectory } from '../lib/train/rollout';
+import { sampleToken, readProbs } from '../lib/train/sampling';
+import { entropyFromLogits } from '../lib/model/logprobs';
+import { AdamW } from '../lib/train/optim';
+import { probeTokenIds } from '../lib/diagnostics/probe';
+import { disposeMiniBatches, prepareMiniBatches, probePositions } from '../lib/train/grpo/prepare';
+import { scoreBatch } from '../lib/train/grpo/scoring';
+import { updateMiniBatch } from '../lib/train/grpo/update';
+import { grpoAdvantages } from '../lib/train/grpo/advantages';
+import { tokenizer, tasks, tinyModel } from './helpers';
+
+before(async () => {
+  await initBackend({ backend: 'wasm' });
+});
+
+const lossCfg = { clipRatio: 0.2, dualClip: 3.0, klCoef: 1e-4 };
+
+test('microBatches: every row once, longest first, within the token budget unless a row alone exceeds it', () => {
+  const lengths = [30, 200, 90, 95, 10, 600, 100, 40];
+  const mbs = microBatches(lengths, 300);
+  assert.deepEqual(mbs.flat().sort((a, b) => a - b), lengths.map((_, i) => i));
+  assert.deepEqual(mbs[0], [5], 'the 600-token row exceeds the budget: alone');
+  for (const mb of mbs) {
+    const padded = lengths[mb[0]];
+    assert.ok(mb.every((i) => lengths[i] <= padded), 'padded to the first row');
+    if (mb.length > 1) assert.ok(mb.length * padded <= 300, `${mb.length} x ${padded}`);
+  }
+  assert.deepEqual(microBatches([5, 5, 5], 1e9), [[0, 1, 2]]);
+  assert.throws(() => microBatches([1], 0), /maxTokens/);
+});
+
+test('sampleToken reports the untempered log-prob and entropy; readProbs the probe probabilities', () => {
+  const row = [0.3, -1.2, 2.5, 0.0, 1.1, -0.4];
+  const logits = new Float32Array(row);
+  const lp = tf.tidy(() => tf.logSoftmax(tf.tensor1d(row)).arraySync() as number[]);
+  const ent = tf.tidy(() => entropyFromLogits(tf.tensor3d([[row]])).arraySync()[0][0]);
+  for (const temperature of [1, 0.7]) {
+    const s = sampleToken(logits, 0, row.length, { temperature, greedy: false }, new Rng(4));
+    assert.ok(Math.abs(s.logProb - lp[s.token]) < 1e-6);
+    assert.ok(Math.abs(s.entropy - ent) < 1e-5, `${s.entropy} vs ${ent}`);
+  }
+  const r = readProbs(logits, 0, row.length, [2, 4]);
+  assert.ok(Math.abs(r.probs[0] - Math.exp(lp[2])) < 1e-7 && Math.abs(r.probs[1] - Math.exp(lp[4])) < 1e-7);
+  assert.equal(r.topOther.id, 0, 'the most likely token outside 2 and 4');
+  assert.ok(Math.abs(r.topOther.p - Math.exp(lp[0])) < 1e-7);
+});
+
+/**
+ * Rollouts of a tiny model: 2 tasks x group 4, rollout 0 of each group scripted (OPS), rollout 1 marked as
+ * hinted. Every sampled message is forced to open with `<tool_call>\n`, so each has a probe position.
+ */
+function stepRollouts(model: ReturnType<typeof tinyModel>): { trajs: Trajectory[]; hinted: boolean[]; adv: number[] } {
+  const tok = tokenizer();
+  const ts = tasks('train').slice(0, 2);
+  const episodes = ts.flatMap((t) => Array.from({ length: 4 }, () => new Episode(t)));
+  const allBut = (keep: number) => Array.from({ length: tok.size }, (_, i) => i).filter((i) => i !== keep);
+  const trajs = rollout(model, tok, episodes, {
+    rng: new Rng(11), config: { maxMessageTokens: 16, maxContext: 700 },
+    logitMask: (_row, soFar) => (soFar.length === 0 ? allBut(tok.id(TOOL_CALL_OPEN)) : soFar.length === 1 ? allBut(tok.id('\n')) : null),
+    scripts: episodes.map((e, i) => (i % 4 === 0 ? { messages: teacherAssistantMessages(e.task) } : undefined)),
+    probeRead: { prefix: [tok.id(TOOL_CALL_OPEN), tok.id('\n')], tokens: probeTokenIds(tok) },
+  });
+  const hinted = trajs.map((_, i) => i % 4 === 1);
+  assert.ok(trajs.some((t) => t.reward === 1), 'the scripted ground truth passes: the groups have an advantage');
+  return { trajs, hinted, adv: grpoAdvantages(trajs.map((t) => t.reward), 4) };
+}
+
+test('old log-probs, entropies and probe reads from the sampler match a scoring pass; scripted and hinted rows are scored', () => {
+  const tok = tokenizer();
+  const model = tinyModel(5);
+  const { trajs, hinted, adv } = stepRollouts(model);
+  const n0 = tf.memory().numTensors;
+  const probeIds = probeTokenIds(tok);
+  const prepare = (h: boolean[]) => prepareMiniBatches({ model, ref: null, trajs, advantages: adv, hinted: h, groupSize: 4,
+    promptsPerMiniBatch: 1, maxContext: 700, microBatchTokens: 600, openId: tok.id(TOOL_CALL_OPEN), newlineId: tok.id('\n'), probeIds });
+  const scoredAll = prepare(hinted.map(() => true)); // every row through a scoring pass: the reference
+  const prep = prepare(hinted);
+  assert.equal(scoredAll.rescored, 8);
+  assert.equal(prep.rescored, 4, 'the scripted and the hinted rollouts');
+  // the sampler read every probe position of the sampled rollouts
+  trajs.forEach((t, i) => {
+    if (i % 4 > 1) {
+      assert.deepEqual(probePositions(t, tok.id(TOOL_CALL_OPEN), tok.id('\n'), 700), t.probeReads.map((r) => r.index));
+    }
+  });
+  assert.ok(prep.minibatches.every((mb) => mb.micro.length >= 2), 'the budget cut each mini-batch');
+  let maxDiff = 0;
+  let entSum = 0;
+  let count = 0;
+  for (const mb of prep.minibatches) {
+    for (const m of mb.micro) {
+      const s = scoreBatch(model, m.batch);
+      const [o, l, e] = [m.old.arraySync(), s.logp.arraySync(), s.entropies!.arraySync()];
+      o.forEach((x, k) => { maxDiff = Math.max(maxDiff, Math.abs(x - l[k])); entSum += e[k]; count++; });
+      tf.dispose([s.logp, s.entropies!]);
+    }
+  }
+  assert.ok(count > 100);
+  assert.ok(maxDiff < 1e-5, `old log-probs differ from scoring by ${maxDiff}`);
+  assert.ok(Math.abs(prep.entropy - entSum / count) < 1e-5, `entropy ${prep.entropy} vs ${entSum / count}`);
+  // probe reads: one per probe position, each a probability vector like the scoring pass's
+  const positions = trajs.reduce((a, t) => a + probePositions(t, tok.id(TOOL_CALL_OPEN), tok.id('\n'), 700).length, 0);
+  assert.ok(positions >= 6, `${positions} probe positions`);
+  assert.deepEqual(prep.split.sampled, scoredAll.split.sampled);
+  assert.deepEqual(prep.split.advantages, scoredAll.split.advantages);
+  prep.split.probs.forEach((p, i) => p.forEach((x, k) => assert.ok(Math.abs(x - scoredAll.split.probs[i][k]) < 1e-5)));
+  assert.deepEqual(prep.split.topOthers.map((t) => t.id), scoredAll.split.topOthers.map((t) => t.id));
+  assert.ok(Math.abs(prep.entropy - scoredAll.entropy) < 1e-5);
+  disposeMiniBatches(prep.minibatches);
+  disposeMiniBatches(scoredAll.minibatches);
+  assert.equal(tf.memory().numTensors, n0, 'prepare and dispose leak nothing');
+  model.dispose();
+});
+
+test('an update over micro-batches gives the loss and weights of one padded batch', () => {
+  const tok = tokenizer();
+  const seedModel = tinyModel(5);
+  const { trajs, hinted, adv } = stepRollouts(seedModel);
+  seedModel.dispose();
+  const run = (budget: number) => {
+    const model = tinyModel(5);
+    const ref = tinyModel(5);
+    const opt = new AdamW(model.params());
+    const prep = prepareMiniBatches({ model, ref, trajs, advantages: adv, hinted, groupSize: 4, promptsPerMiniBatch: 2,
+      maxContext: 700, microBatchTokens: budget, openId: tok.id(TOOL_CALL_OPEN), newlineId: tok.id('\n'), probeIds: probeTokenIds(tok) });
+    const n0 = tf.memory().numTensors;
+    const u = updateMiniBatch(model, opt, prep.minibatches[0], lossCfg, 1e-2, { stepNo: 1 });
+    assert.equal(tf.memory().numTensors, n0, 'the update leaks nothing');
+    const micro = prep.minibatches[0].micro.length;
+    disposeMiniBatches(prep.minibatches);
+    const w = Array.from(model.params().get('h.0.mlp.c_fc.weight')!.dataSync());
+    opt.dispose(); model.dispose(); ref.dispose();
+    return { u, w, micro };
+  };
+  const one = run(1e9);
+  const many = run(500);
+  assert.equal(one.micro, 1);
+  assert.ok(many.micro >= 3, `${many.micro} micro-batches`);
+  for (const k of ['loss', 'pgLoss', 'kl', 'clipFrac', 'gradNorm'] as const) {
+    assert.ok(Math.abs(one.u[k] - many.u[k]) <= 1e-5 * Math.max(1, Math.abs(one.u[k])), `${k}: ${one.u[k]} vs ${many.u[k]}`);
+  }
+  assert.ok(one.u.gradNorm > 0);
+  const diff = one.w.reduce((a, x, i) => Math.max(a, Math.abs(x - many.w[i])), 0);
+  assert.ok(diff < 1e-6, `weights differ by ${diff}`);
+});
