@@ -230,3 +230,57 @@ test(`JupyterLab runs ${NOTEBOOK} and renders a plotly chart and a table`, { ski
   assert.ok(plots >= 1 && tables >= 1);
   await page.close();
 });
+
+/**
+ * The live chart of a training cell: notebook 02's RETRAIN cell turned on (smoke preset, a scratch results
+ * root) must redraw its chart while the run trains, not only when it ends: at least two distinct "running"
+ * states (step 1, step 2, ...) are seen before the cell finishes.
+ */
+test("a training cell's live chart updates while the run trains", { skip, timeout: 300_000 }, async () => {
+  assert.ok(browser, "browser not started");
+  fs.mkdirSync(OUT_DIR, { recursive: true });
+  const copy = path.join(OUT_DIR, "live-" + path.basename(NOTEBOOK));
+  const nb = fs.readFileSync(path.join(ROOT, NOTEBOOK), "utf8");
+  const call = 'retrainCell([\\"vanilla-rl\\"])';
+  assert.ok(nb.includes(call), `${NOTEBOOK} has no ${call} cell`);
+  fs.writeFileSync(copy, nb.replace(call, 'retrainCell([\\"vanilla-rl\\"], { enabled: true, preset: \\"smoke\\", root: \\"runs/browser-live\\" })'));
+  const rel = path.relative(ROOT, copy).split(path.sep).join("/");
+  // the first test's kernel may still be up: stop every session, so the steady kernel below is this notebook's
+  const sessions = await requestBody("GET", `${baseUrl}/api/sessions`);
+  for (const sess of sessions.status === 200 ? (JSON.parse(sessions.body) as { id: string }[]) : []) {
+    await request("DELETE", `${baseUrl}/api/sessions/${sess.id}`);
+  }
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1600 } });
+  // a workspace of its own, so the first test's tab is not reopened (with a kernel of its own) next to this one
+  await page.goto(`${baseUrl}/lab/workspaces/live/tree/${rel}?reset&token=${token}`);
+  await page.locator(".jp-Notebook .jp-Cell").first().waitFor({ timeout: 30_000 });
+  await waitForSteadyKernel(30_000);
+  await page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first().waitFor({ timeout: 10_000 }).catch(() => {});
+  await runAllCells(page);
+  // the live chart's header line: "[vanilla-rl (smoke, seed 1)] step N reward=... (running, 3.2 s)"
+  const header = page.locator(".jp-OutputArea-output div", { hasText: /^\[vanilla-rl \(smoke, seed 1\)\] step/ });
+  const running = new Set<string>();
+  let done = false;
+  const deadline = Date.now() + 240_000;
+  while (Date.now() < deadline) {
+    const texts = await header.allInnerTexts().catch(() => [] as string[]);
+    for (const t of texts) {
+      const m = /step (\d+) .*\((running|done)/.exec(t);
+      if (m && m[2] === "running") running.add(m[1]);
+      if (m && m[2] === "done") done = true;
+    }
+    if (done) break;
+    const errors = await page.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.error"]').allInnerTexts();
+    if (errors.length) {
+      await page.screenshot({ path: path.join(OUT_DIR, "live.png") }).catch(() => {});
+      assert.fail(`cell error:\n${errors.join("\n").slice(0, 2000)}`);
+    }
+    await sleep(100);
+  }
+  await page.screenshot({ path: path.join(OUT_DIR, "live.png") }).catch(() => {});
+  await page.close();
+  assert.ok(done, "the training cell did not finish within 240 s");
+  assert.ok(running.size >= 2, `the live chart was seen running at step(s) [${[...running].join(", ")}] only`);
+  console.log(`# live chart seen running at steps ${[...running].join(", ")}`);
+});
+

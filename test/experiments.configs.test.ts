@@ -7,6 +7,7 @@ import * as path from 'path';
 import { listExperiments, getExperiment, interleavedSteps, BASE_CHECKPOINT } from '../lib/experiments/configs';
 import { PRESETS, getPreset } from '../lib/experiments/presets';
 import { validateRun } from '../lib/experiments/runner';
+import { applyOverrides, validateStages } from '../lib/experiments/overrides';
 import { planJobs } from '../lib/experiments/sweep';
 import { E2E_CONFIGS, codePaths } from './experiments.fixtures';
 import { tmpDir } from './helpers';
@@ -78,4 +79,36 @@ test('the end-to-end subset plus the unit tests cover every code path of the reg
   const missing = [...all].filter((p) => !inE2E.has(p)).sort();
   // A new stage kind, signal or start in the registry fails here until a test runs it.
   assert.deepEqual(missing, Object.keys(COVERED_ELSEWHERE).sort());
+});
+
+test('--set reaches every typed config: GRPO, SFT phases, signals, the guard, interleaving; typos and bad values are refused', () => {
+  const stagesOf = (name: string, overrides: Record<string, string | number | boolean>) =>
+    applyOverrides(getExperiment(name).stages(getPreset('quick')), overrides);
+  const [ops] = stagesOf('ops-luffy', { 'ops.luffyGamma': 0.2, 'grpo.entropyCoef': 0.01 });
+  assert.ok(ops.kind === 'grpo' && ops.signal?.kind === 'ops');
+  assert.equal(ops.signal.config?.luffyGamma, 0.2);
+  assert.equal(ops.config.entropyCoef, 0.01);
+  const [plainOps] = stagesOf('ops', { 'ops.luffyGamma': 0.1 });
+  assert.ok(plainOps.kind === 'grpo' && plainOps.signal?.kind === 'ops' && plainOps.signal.config?.luffyGamma === 0.1,
+    'a null default (LUFFY off) takes a number');
+  const [hbg] = stagesOf('hbg', { 'hbg.hintedRollouts': 1 });
+  assert.ok(hbg.kind === 'grpo' && hbg.signal?.kind === 'hbg' && hbg.signal.config?.hintedRollouts === 1);
+  const [sync] = stagesOf('sync-sft', { 'syncsft.weight': 2 });
+  assert.ok(sync.kind === 'grpo' && sync.signal?.kind === 'sync-sft' && sync.signal.config?.weight === 2);
+  const [guard] = stagesOf('guard', { 'guard.pImEnd': 0.5, 'guard.maxPhases': 1, 'sft.epochs': 3 });
+  assert.ok(guard.kind === 'grpo' && guard.guard);
+  assert.deepEqual([guard.guard.pImEnd, guard.guard.maxPhases, guard.guard.sft?.epochs], [0.5, 1, 3]);
+  const ets = stagesOf('ets', { 'interleave.lastSteps': 5, 'sft.lr': 1e-5 });
+  const phases = ets.filter((s) => s.kind === 'sft-interleaved');
+  assert.ok(phases.length === 2 && phases.every((s) => s.kind === 'sft-interleaved' && s.lastSteps === 5 && s.config.lr === 1e-5));
+  // the registry itself is untouched
+  const fresh = getExperiment('guard').stages(getPreset('quick'))[0];
+  assert.ok(fresh.kind === 'grpo' && fresh.guard && fresh.guard.pImEnd === undefined);
+  assert.throws(() => stagesOf('vanilla-rl', { 'guard.pImEnd': 0.5 }), /no stage of this experiment has a field "pImEnd"/);
+  assert.throws(() => stagesOf('ops', { 'hbg.hintedRollouts': 1 }), /no stage/);
+  assert.throws(() => stagesOf('ops', { 'opz.luffyGamma': 1 }), /unknown prefix "opz"/);
+  assert.throws(() => stagesOf('guard', { 'guard.pImEnd': 'high' }), /expected a number/);
+  assert.throws(() => validateStages(stagesOf('guard', { 'guard.pImEnd': 2 })), /pImEnd must be in \[0, 1\], got 2/);
+  assert.throws(() => validateStages(stagesOf('hbg', { 'hbg.hintedRollouts': 9 })), /hintedRollouts must be an integer in \[0, groupSize 8\], got 9/);
+  assert.throws(() => validateStages(stagesOf('ets', { 'interleave.lastSteps': 0 })), /lastSteps must be an integer >= 1, got 0/);
 });

@@ -18,7 +18,7 @@ export function codePaths(spec: ExperimentSpec): Set<string> {
     out.add(`stage:${s.kind}`);
     if (s.kind === 'sft') out.add(`sft-data:${s.data}`);
     if (s.kind === 'sft-interleaved') out.add(`interleaved:${s.source}`);
-    if (s.kind === 'grpo' && s.signal) out.add(`signal:${s.signal.kind}${s.signal.kind === 'ops' && s.signal.luffyGamma != null ? '-luffy' : ''}`);
+    if (s.kind === 'grpo' && s.signal) out.add(`signal:${s.signal.kind}${s.signal.kind === 'ops' && s.signal.config?.luffyGamma != null ? '-luffy' : ''}`);
     if (s.kind === 'grpo' && s.guard) out.add('guard');
   }
   return out;

@@ -10,11 +10,11 @@ import { microBatches } from '../lib/train/batch';
 import { rollout, Trajectory } from '../lib/train/rollout';
 import { sampleToken, readProbs } from '../lib/train/sampling';
 import { entropyFromLogits } from '../lib/model/logprobs';
-import { AdamW } from '../lib/train/optim';
+import { AdamW, disposeGrads } from '../lib/train/optim';
 import { probeTokenIds } from '../lib/diagnostics/probe';
 import { disposeMiniBatches, prepareMiniBatches, probePositions } from '../lib/train/grpo/prepare';
 import { scoreBatch } from '../lib/train/grpo/scoring';
-import { updateMiniBatch } from '../lib/train/grpo/update';
+import { miniBatchGrads, updateMiniBatch } from '../lib/train/grpo/update';
 import { grpoAdvantages } from '../lib/train/grpo/advantages';
 import { tokenizer, tasks, tinyModel } from './helpers';
 
@@ -22,7 +22,7 @@ before(async () => {
   await initBackend({ backend: 'wasm' });
 });
 
-const lossCfg = { clipRatio: 0.2, dualClip: 3.0, klCoef: 1e-4 };
+const lossCfg = { clipRatio: 0.2, dualClip: 3.0, klCoef: 1e-4, entropyCoef: 0 };
 
 test('microBatches: every row once, longest first, within the token budget unless a row alone exceeds it', () => {
   const lengths = [30, 200, 90, 95, 10, 600, 100, 40];
@@ -121,34 +121,69 @@ test('old log-probs, entropies and probe reads from the sampler match a scoring 
   model.dispose();
 });
 
-test('an update over micro-batches gives the loss and weights of one padded batch', () => {
+test('an update over micro-batches gives the loss and gradients of one padded batch', () => {
   const tok = tokenizer();
-  const seedModel = tinyModel(5);
-  const { trajs, hinted, adv } = stepRollouts(seedModel);
-  seedModel.dispose();
+  const model = tinyModel(5);
+  const ref = tinyModel(6);
+  const { trajs, hinted, adv } = stepRollouts(model);
   const run = (budget: number) => {
-    const model = tinyModel(5);
-    const ref = tinyModel(5);
-    const opt = new AdamW(model.params());
     const prep = prepareMiniBatches({ model, ref, trajs, advantages: adv, hinted, groupSize: 4, promptsPerMiniBatch: 2,
       maxContext: 700, microBatchTokens: budget, openId: tok.id(TOOL_CALL_OPEN), newlineId: tok.id('\n'), probeIds: probeTokenIds(tok) });
     const n0 = tf.memory().numTensors;
-    const u = updateMiniBatch(model, opt, prep.minibatches[0], lossCfg, 1e-2, { stepNo: 1 });
-    assert.equal(tf.memory().numTensors, n0, 'the update leaks nothing');
+    const r = miniBatchGrads(model, prep.minibatches[0], lossCfg);
+    const grads = new Map([...r.grads].map(([k, g]) => [k, Array.from(g.dataSync())]));
+    disposeGrads(r.grads);
+    assert.equal(tf.memory().numTensors, n0, 'the gradients leak nothing');
     const micro = prep.minibatches[0].micro.length;
     disposeMiniBatches(prep.minibatches);
-    const w = Array.from(model.params().get('h.0.mlp.c_fc.weight')!.dataSync());
-    opt.dispose(); model.dispose(); ref.dispose();
-    return { u, w, micro };
+    return { terms: r.terms, grads, micro };
   };
   const one = run(1e9);
   const many = run(500);
   assert.equal(one.micro, 1);
   assert.ok(many.micro >= 3, `${many.micro} micro-batches`);
-  for (const k of ['loss', 'pgLoss', 'kl', 'clipFrac', 'gradNorm'] as const) {
-    assert.ok(Math.abs(one.u[k] - many.u[k]) <= 1e-5 * Math.max(1, Math.abs(one.u[k])), `${k}: ${one.u[k]} vs ${many.u[k]}`);
+  for (const k of ['loss', 'pgLoss', 'kl', 'clipFrac'] as const) {
+    assert.ok(Math.abs(one.terms[k] - many.terms[k]) <= 1e-6 * Math.max(1, Math.abs(one.terms[k])), `${k}: ${one.terms[k]} vs ${many.terms[k]}`);
   }
-  assert.ok(one.u.gradNorm > 0);
-  const diff = one.w.reduce((a, x, i) => Math.max(a, Math.abs(x - many.w[i])), 0);
-  assert.ok(diff < 1e-6, `weights differ by ${diff}`);
+  let scale = 0;
+  let diff = 0;
+  for (const [k, g] of one.grads) {
+    g.forEach((x, i) => { scale = Math.max(scale, Math.abs(x)); diff = Math.max(diff, Math.abs(x - many.grads.get(k)![i])); });
+  }
+  assert.ok(scale > 0, 'the ground-truth rollouts give a gradient');
+  assert.ok(diff <= 1e-5 * scale, `gradients differ by ${diff} (largest ${scale})`);
+  // the optimizer step on top: a finite loss is applied, the gradients freed
+  const opt = new AdamW(model.params());
+  const prep = prepareMiniBatches({ model, ref, trajs, advantages: adv, hinted, groupSize: 4, promptsPerMiniBatch: 2,
+    maxContext: 700, microBatchTokens: 500, openId: tok.id(TOOL_CALL_OPEN), newlineId: tok.id('\n'), probeIds: probeTokenIds(tok) });
+  const n0 = tf.memory().numTensors;
+  const u = updateMiniBatch(model, opt, prep.minibatches[0], lossCfg, 1e-2, { stepNo: 1 });
+  assert.equal(tf.memory().numTensors, n0, 'the update leaks nothing');
+  assert.ok(u.gradNorm > 0 && Math.abs(u.loss - many.terms.loss) < 1e-6);
+  disposeMiniBatches(prep.minibatches);
+  opt.dispose();
+  model.dispose();
+  ref.dispose();
+});
+
+test('entropyCoef subtracts entropyCoef x the token-mean entropy of the policy from the loss', () => {
+  const tok = tokenizer();
+  const model = tinyModel(5);
+  const { trajs, hinted, adv } = stepRollouts(model);
+  const loss = (entropyCoef: number) => {
+    const m = tinyModel(5);
+    const opt = new AdamW(m.params());
+    const prep = prepareMiniBatches({ model: m, ref: null, trajs, advantages: adv, hinted, groupSize: 4, promptsPerMiniBatch: 2,
+      maxContext: 700, microBatchTokens: 800, openId: tok.id(TOOL_CALL_OPEN), newlineId: tok.id('\n'), probeIds: probeTokenIds(tok) });
+    const u = updateMiniBatch(m, opt, prep.minibatches[0], { ...lossCfg, entropyCoef }, 1e-2, { stepNo: 1 });
+    disposeMiniBatches(prep.minibatches);
+    opt.dispose();
+    m.dispose();
+    return { loss: u.loss, entropy: prep.entropy };
+  };
+  const plain = loss(0);
+  const bonus = loss(0.5);
+  // the first update's policy is the sampling policy, and the mini-batch is the whole step here
+  assert.ok(Math.abs(plain.loss - bonus.loss - 0.5 * plain.entropy) < 1e-4, `${plain.loss} - ${bonus.loss} vs 0.5 x ${plain.entropy}`);
+  model.dispose();
 });

@@ -9,6 +9,7 @@ import { runExperiment, RunOptions } from '../lib/experiments/runner';
 import { getPreset } from '../lib/experiments/presets';
 import { ExperimentSpec, rlSizes } from '../lib/experiments/spec';
 import { readMetrics } from '../lib/train/metrics';
+import { grpoRecords, MetricRecord, numberField } from '../lib/train/records';
 import { runEval, formatEval } from '../lib/cli/eval';
 import { tokenizer, tinyModel, tmpDir } from './helpers';
 
@@ -30,30 +31,30 @@ const opts = (out: string, extra: Partial<RunOptions> = {}): RunOptions => ({
   preset: getPreset('smoke'), seed: 1, out, progress: false, evalSplits: ['id'], ...extra,
 });
 const TIMING = ['rolloutSeconds', 'trainSeconds', 'rolloutTokensPerS', 'trainTokensPerS'];
-const strip = (recs: Record<string, unknown>[]) => recs.map((r) => {
-  const c = { ...r };
+const strip = (recs: MetricRecord[]) => recs.map((r) => {
+  const c: Record<string, unknown> = { ...r };
   for (const k of TIMING) delete c[k];
   return c;
 });
 
-test('a 3-step GRPO smoke run logs every instrument and writes the summary', () => {
+test('a 3-step GRPO smoke run logs every instrument and writes the summary', async () => {
   const out = tmpDir('smoke');
   const before = tf.memory().numTensors;
-  const s = runExperiment(spec(), opts(out));
+  const s = await runExperiment(spec(), opts(out));
   assert.equal(tf.memory().numTensors, before, 'the run leaked tensors');
-  const recs = readMetrics(path.join(out, 'metrics.jsonl')).filter((r) => r.phase === 'grpo');
+  const recs = grpoRecords(readMetrics(path.join(out, 'metrics.jsonl')));
   assert.equal(recs.length, 3);
   for (const k of ['reward', 'zeroRewardGroups', 'zeroVarianceGroups', 'selfTopOther', 'otherTopOther', 'entropy', 'kl', 'clipFrac', 'gradNorm', 'rolloutTokensPerS', 'trainTokensPerS',
     'pJsonOpen', 'pImEnd', 'pToolCall', 'selfJsonOpen', 'otherJsonOpen', 'selfImEnd', 'otherImEnd', 'selfToolCall', 'otherToolCall',
     'pTopOther', 'healthyCall', 'healthyResponse', 'pollution', 'fullCollapse']) {
-    for (const r of recs) assert.equal(typeof r[k], 'number', `${k} missing`);
+    for (const r of recs) assert.equal(typeof numberField(r, k), 'number', `${k} missing`);
   }
   const p = recs[0];
-  assert.ok((p.pJsonOpen as number) + (p.pImEnd as number) + (p.pToolCall as number) + (p.pTopOther as number) <= 1 + 1e-6);
+  assert.ok(p.pJsonOpen + p.pImEnd + p.pToolCall + p.pTopOther! <= 1 + 1e-6);
   assert.equal(typeof p.probeTopOther, 'string');
-  assert.ok(!['{"', '<|im_end|>', '<tool_call>'].includes(p.probeTopOther as string), 'the top other token is none of the three');
+  assert.ok(!['{"', '<|im_end|>', '<tool_call>'].includes(p.probeTopOther!), 'the top other token is none of the three');
   assert.equal(typeof recs[2].valAccuracy, 'number', 'validation at the last step');
-  const shares = ['healthyCall', 'healthyResponse', 'pollution', 'fullCollapse'].reduce((a, k) => a + (p[k] as number), 0);
+  const shares = p.healthyCall + p.healthyResponse + p.pollution + p.fullCollapse;
   assert.ok(Math.abs(shares - 1) < 1e-6);
   assert.ok(s.rl && 'peakValAccuracy' in s.rl && 'collapseStep' in s.rl && 'finalStates' in s.rl);
   const saved = JSON.parse(fs.readFileSync(path.join(out, 'summary.json'), 'utf8'));
@@ -68,16 +69,16 @@ test('a 3-step GRPO smoke run logs every instrument and writes the summary', () 
   assert.ok(['taskId', 'messages', 'reward', 'errorTurn'].every((k) => k in rollouts[0]));
 });
 
-test('--resume continues a killed run and reproduces the uninterrupted metrics', () => {
+test('--resume continues a killed run and reproduces the uninterrupted metrics', async () => {
   const overrides = { 'grpo.steps': 4, 'grpo.checkpointEvery': 2, 'grpo.valEvery': 2 };
   const full = tmpDir('full');
-  runExperiment(spec(), opts(full, { overrides }));
+  await runExperiment(spec(), opts(full, { overrides }));
   const killed = tmpDir('killed');
-  assert.throws(() => runExperiment(spec(), opts(killed, {
+  await assert.rejects(runExperiment(spec(), opts(killed, {
     overrides, onStep: (r) => { if (r.step === 3) throw new Error('simulated kill'); },
   })), /simulated kill/);
   assert.ok(fs.existsSync(path.join(killed, 'resume', 'state.json')));
-  runExperiment(spec(), opts(killed, { overrides, resume: true }));
+  await runExperiment(spec(), opts(killed, { overrides, resume: true }));
   const a = strip(readMetrics(path.join(full, 'metrics.jsonl')));
   const b = strip(readMetrics(path.join(killed, 'metrics.jsonl')));
   assert.equal(b.length, a.length);
@@ -85,11 +86,11 @@ test('--resume continues a killed run and reproduces the uninterrupted metrics',
   assert.equal(fs.readFileSync(path.join(killed, 'rollouts.jsonl'), 'utf8'), fs.readFileSync(path.join(full, 'rollouts.jsonl'), 'utf8'));
 });
 
-test('--init starts from another checkpoint (recorded in run.json); id_constrained is the capability probe', () => {
+test('--init starts from another checkpoint (recorded in run.json); id_constrained is the capability probe', async () => {
   const out = path.join(tmpDir('grpo-init'), 'run');
   const evalOnly: ExperimentSpec = { ...spec(), init: { kind: 'checkpoint', path: path.join(out, 'missing') }, stages: () => [] };
-  assert.throws(() => runExperiment(evalOnly, opts(out)), /missing/); // the config's own init does not exist
-  const s = runExperiment(evalOnly, opts(out, { initCheckpoint: baseDir, evalSplits: ['id', 'id_constrained'] }));
+  await assert.rejects(runExperiment(evalOnly, opts(out)), /missing/); // the config's own init does not exist
+  const s = await runExperiment(evalOnly, opts(out, { initCheckpoint: baseDir, evalSplits: ['id', 'id_constrained'] }));
   assert.equal(JSON.parse(fs.readFileSync(path.join(out, 'run.json'), 'utf8')).init, baseDir);
   const [free, constrained] = [s.eval.id, s.eval.id_constrained];
   assert.ok(free && constrained);

@@ -79,7 +79,7 @@ const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catc
 
 /** The results a run leaves, without wall-clock fields: what must equal an uninterrupted run's. */
 function results(dir: string) {
-  const noTiming = (r: Record<string, unknown>) => Object.fromEntries(Object.entries(r).filter(([k]) => !/(Seconds|PerS|^seconds)$/.test(k)));
+  const noTiming = (r: object) => Object.fromEntries(Object.entries(r).filter(([k]) => !/(Seconds|PerS|^seconds)$/.test(k)));
   return {
     metrics: readMetrics(path.join(dir, 'metrics.jsonl')).map(noTiming),
     rollouts: fs.readFileSync(path.join(dir, 'rollouts.jsonl'), 'utf8'),
@@ -89,18 +89,18 @@ function results(dir: string) {
   };
 }
 
-test('bad options and configs are refused before a committed run (a copy) is touched', () => {
+test('bad options and configs are refused before a committed run (a copy) is touched', async () => {
   const dir = path.join(tmp('bad'), 'seed-1');
   fs.cpSync(COMMITTED, dir, { recursive: true });
   const before = tree(dir);
   const spec = getExperiment('vanilla-rl');
   const opts = { preset: getPreset('quick'), seed: 1, out: dir, progress: false };
-  assert.throws(() => runExperiment(spec, { ...opts, overrides: { 'grpo.clipRatio': -1 } }), /clipRatio must be in \(0, 1\), got -1/);
-  assert.throws(() => runExperiment(spec, { ...opts, overrides: { 'grpo.temperature': 0 } }), /temperature must be > 0/);
-  assert.throws(() => runExperiment(spec, { ...opts, overrides: { 'grpo.lr': 'x' } }), /expected a number/);
-  assert.throws(() => runExperiment(spec, opts), new RegExp(`${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} already holds results`));
-  assert.throws(() => runExperiment(spec, { ...opts, resume: true }), /no resume state/);
-  assert.throws(() => runExperiment(spec, { ...opts, resume: true, force: true }), /exclude each other/);
+  await assert.rejects(runExperiment(spec, { ...opts, overrides: { 'grpo.clipRatio': -1 } }), /clipRatio must be in \(0, 1\), got -1/);
+  await assert.rejects(runExperiment(spec, { ...opts, overrides: { 'grpo.temperature': 0 } }), /temperature must be > 0/);
+  await assert.rejects(runExperiment(spec, { ...opts, overrides: { 'grpo.lr': 'x' } }), /expected a number/);
+  await assert.rejects(runExperiment(spec, opts), new RegExp(`${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} already holds results`));
+  await assert.rejects(runExperiment(spec, { ...opts, resume: true }), /no resume state/);
+  await assert.rejects(runExperiment(spec, { ...opts, resume: true, force: true }), /exclude each other/);
   // the command line: one error style, exit 2, and no backend started
   const r = toolrl(['run', '--config', 'vanilla-rl', '--set', 'grpo.clipRatio=-1', '--out', dir]);
   assert.equal(r.status, 2, r.stderr);
@@ -159,7 +159,7 @@ test('kill -9 at a random step, torn lines, a second writer, a foreign --resume;
 
     // --resume of another run (the issue's probe: another config and seed) is refused, naming both; nothing changes
     const overrides = Object.fromEntries(TINY.map((kv) => kv.split('=')).map(([k, x]) => [k, Number(x)]));
-    assert.throws(() => runExperiment(getExperiment('ops'), { preset: getPreset('smoke'), seed: 7, out: victim, overrides,
+    await assert.rejects(runExperiment(getExperiment('ops'), { preset: getPreset('smoke'), seed: 7, out: victim, overrides,
       resume: true, progress: false }), /is another run \(vanilla-rl, preset smoke, seed 1.*not this one \(ops, preset smoke, seed 7/);
     assert.deepEqual(results0(), killed);
 

@@ -1,6 +1,7 @@
 // Tables and figures from a synthetic results store: two seeds per config with hand-picked accuracies,
 // so every "mean ± std" below can be checked by hand (sample std of two values a, b = |a - b| / sqrt 2).
 
+import type { MetricRecord } from '../lib/train/records';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -186,7 +187,8 @@ test('figures: one trace per method, seeds averaged step by step', () => {
     ['validation accuracy', 'p({")', 'p(<|im_end|>)', 'p(<tool_call>)', 'healthy-call share (sampled)']);
   assert.deepEqual(collapse.data[0].x, [5, 10]); // validated steps only
   assert.equal(collapse.data[0].mode, 'lines+markers');
-  assert.deepEqual(meanCurve([[{ globalStep: 1, r: 1 }], [{ globalStep: 1, r: 3 }, { globalStep: 2, r: 5 }]], 'r'), { x: [1, 2], y: [2, 5] });
+  const rec = (globalStep: number, reward: number) => ({ phase: 'grpo', stage: 0, globalStep, step: globalStep, reward }) as unknown as MetricRecord;
+  assert.deepEqual(meanCurve([[rec(1, 1)], [rec(1, 3), rec(2, 5)]], 'reward'), { x: [1, 2], y: [2, 5] });
 });
 
 test('buildReport writes tables, report.html and summary.json from the store alone', async () => {

@@ -9,6 +9,7 @@ import { runExperiment } from '../lib/experiments/runner';
 import { getPreset } from '../lib/experiments/presets';
 import { ExperimentSpec, StageSpec } from '../lib/experiments/spec';
 import { readMetrics } from '../lib/train/metrics';
+import { GuardMetric, grpoRecords, InterleaveMetric } from '../lib/train/records';
 import { readStepRecords } from '../lib/train/interleaved';
 import { Episode } from '../lib/envs/episode';
 import { makeHint } from '../lib/envs/hints';
@@ -28,25 +29,25 @@ before(async () => {
 
 const small = { steps: 2, promptsPerStep: 2, promptsPerMiniBatch: 1, valEvery: 2, valTasksPerCategory: 1, checkpointEvery: 0,
   lr: 1e-3, maxContext: 400, maxMessageTokens: 12, probeTasks: 2 };
-const run = (name: string, stages: StageSpec[]) => {
+const run = async (name: string, stages: StageSpec[]) => {
   const spec: ExperimentSpec = { name, title: name, paper: name, label: name, group: 'method',
     init: { kind: 'checkpoint', path: baseDir }, stages: () => stages };
   const out = tmpDir(name);
-  runExperiment(spec, { preset: getPreset('smoke'), seed: 1, out, progress: false, evalSplits: ['id'] });
+  await runExperiment(spec, { preset: getPreset('smoke'), seed: 1, out, progress: false, evalSplits: ['id'] });
   return { out, metrics: readMetrics(path.join(out, 'metrics.jsonl')), records: readStepRecords(path.join(out, 'rollouts.jsonl')) };
 };
 
-test('OPS: rollout 0 of every group is the ground truth, executed and rewarded 1; LUFFY reweights its tokens', () => {
+test('OPS: rollout 0 of every group is the ground truth, executed and rewarded 1; LUFFY reweights its tokens', async () => {
   const firstLoss: number[] = [];
   const firstRollouts: string[] = [];
   for (const luffyGamma of [null, 0.1]) {
-    const r = run('ops', [{ kind: 'grpo', config: small, signal: { kind: 'ops', luffyGamma } }]);
+    const r = await run('ops', [{ kind: 'grpo', config: small, signal: { kind: 'ops', config: { luffyGamma } } }]);
     const first = r.records.filter((x) => x.index === 0);
     assert.ok(first.length > 0 && first.every((x) => x.scripted && x.reward === 1));
     assert.ok(r.records.filter((x) => x.index > 0).every((x) => !x.scripted));
-    const grpo = r.metrics.filter((m) => m.phase === 'grpo');
-    assert.ok(grpo.every((m) => Number.isFinite(m.loss as number)));
-    firstLoss.push(grpo[0].loss as number);
+    const grpo = grpoRecords(r.metrics);
+    assert.ok(grpo.every((m) => Number.isFinite(m.loss)));
+    firstLoss.push(grpo[0].loss);
     firstRollouts.push(JSON.stringify(r.records.filter((x) => x.step === 1)));
   }
   // Same seed, same start: step 1 samples the same rollouts with and without LUFFY, so its loss differs only
@@ -57,7 +58,7 @@ test('OPS: rollout 0 of every group is the ground truth, executed and rewarded 1
   assert.ok(Math.abs(firstLoss[0] - firstLoss[1]) > 1e-3, `loss at step 1: ${firstLoss.join(' vs ')}`);
 });
 
-test('HBG: hinted rollouts are trained on the hint-free prompt', () => {
+test('HBG: hinted rollouts are trained on the hint-free prompt', async () => {
   const tok = tokenizer();
   const task = tasks('train')[0];
   const model = tinyModel(2);
@@ -70,42 +71,42 @@ test('HBG: hinted rollouts are trained on the hint-free prompt', () => {
   assert.deepEqual(t.messages.map((m) => tok.decode(t.ids.slice(m.start, m.end))), contents);
   assert.equal(t.ids.length, t.lossMask.length);
   model.dispose();
-  const r = run('hbg', [{ kind: 'grpo', config: small, signal: { kind: 'hbg' } }]);
+  const r = await run('hbg', [{ kind: 'grpo', config: small, signal: { kind: 'hbg' } }]);
   assert.equal(r.metrics.filter((m) => m.phase === 'grpo').length, 2);
 });
 
-test('synchronous per-update SFT loss adds weight x the teacher cross-entropy to the GRPO loss', () => {
+test('synchronous per-update SFT loss adds weight x the teacher cross-entropy to the GRPO loss', async () => {
   // Step 1 samples the same rollouts whatever the weight (same seed, same start), so its loss differs only by
   // the SFT term: weight x CE, and a random tiny model has CE ~ log(vocab) > 3 on the teacher tokens.
-  const step1 = (weight: number) => {
-    const r = run('sync-sft', [{ kind: 'grpo', config: small, signal: { kind: 'sync-sft', weight } }]);
-    return r.metrics.filter((m) => m.phase === 'grpo')[0].loss as number;
+  const step1 = async (weight: number) => {
+    const r = await run('sync-sft', [{ kind: 'grpo', config: small, signal: { kind: 'sync-sft', config: { weight } } }]);
+    return grpoRecords(r.metrics)[0].loss;
   };
-  const [l0, l1, l2] = [0, 1, 2].map(step1);
+  const [l0, l1, l2] = [await step1(0), await step1(1), await step1(2)];
   assert.ok(l1 - l0 > 3, `SFT term ${l1 - l0} (losses ${l0}, ${l1})`);
   assert.ok(Math.abs((l2 - l0) - 2 * (l1 - l0)) < 1e-3 * (l1 - l0), `weight 2 adds ${l2 - l0}, weight 1 adds ${l1 - l0}`);
 });
 
-test('ETS and PRS: SFT phases between RL stages, built from the last RL steps', () => {
+test('ETS and PRS: SFT phases between RL stages, built from the last RL steps', async () => {
   for (const source of ['ets', 'prs'] as const) {
     const sft: StageSpec = { kind: 'sft-interleaved', source, lastSteps: 10, config: { lr: 1e-3, epochs: 1, batchSize: 8 } };
-    const r = run(source, [{ kind: 'grpo', config: small }, sft, { kind: 'grpo', config: { ...small, steps: 1 } }]);
-    const inter = r.metrics.find((m) => m.phase === 'interleave')!;
-    assert.ok((inter.failedTasks as number) > 0, 'a random policy fails tasks');
+    const r = await run(source, [{ kind: 'grpo', config: small }, sft, { kind: 'grpo', config: { ...small, steps: 1 } }]);
+    const inter = r.metrics.find((m): m is InterleaveMetric => m.phase === 'interleave')!;
+    assert.ok(inter.failedTasks > 0, 'a random policy fails tasks');
     // PRS adds one reflection per group of the last steps to the ETS data
-    if (source === 'prs') assert.ok((inter.samples as number) > (inter.failedTasks as number));
+    if (source === 'prs') assert.ok(inter.samples > inter.failedTasks);
     else assert.equal(inter.samples, inter.failedTasks);
     assert.ok(r.metrics.some((m) => m.phase === 'sft' && m.stage === 1));
-    const steps = r.metrics.filter((m) => m.phase === 'grpo').map((m) => m.globalStep as number);
+    const steps = grpoRecords(r.metrics).map((m) => m.globalStep);
     assert.deepEqual(steps, steps.slice().sort((a, b) => a - b), 'global steps increase across stages');
     assert.deepEqual(Array.from(new Set(r.records.map((x) => x.stage))), [0, 2]);
   }
 });
 
-test('collapse guard: crossing a threshold starts an SFT phase and a fresh optimizer', () => {
-  const r = run('guard', [{ kind: 'grpo', config: { ...small, steps: 3 },
+test('collapse guard: crossing a threshold starts an SFT phase and a fresh optimizer', async () => {
+  const r = await run('guard', [{ kind: 'grpo', config: { ...small, steps: 3 },
     guard: { pImEnd: 0, pJsonOpen: 0, fullCollapse: 0, minGap: 1, maxPhases: 1, lastSteps: 10, sft: { lr: 1e-3, epochs: 1, batchSize: 8 } } }]);
-  const g = r.metrics.filter((m) => m.phase === 'guard');
+  const g = r.metrics.filter((m): m is GuardMetric => m.phase === 'guard');
   assert.equal(g.length, 1, 'maxPhases caps the phases');
   assert.equal(g[0].step, 1);
   assert.ok(r.metrics.some((m) => m.phase === 'sft'));

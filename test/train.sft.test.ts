@@ -24,10 +24,10 @@ test('encodeConversation: mask is 1 on assistant content and its <|im_end|> only
   assert.equal(tok.decode(enc.ids.filter((_, i) => enc.lossMask[i] === 1)), assistantText);
 });
 
-test('SFT drives the loss of a tiny fixed set down by >= 90%', () => {
+test('SFT drives the loss of a tiny fixed set down by >= 90%', async () => {
   const model = tinyModel(1, { nEmbd: 32, nHead: 2 });
   const data = seqs();
-  const res = trainSFT(model, data, { lr: 1e-2, epochs: 60, batchSize: 4, warmupRatio: 0.05, seed: 1 }, { progress: false });
+  const res = await trainSFT(model, data, { lr: 1e-2, epochs: 60, batchSize: 4, warmupRatio: 0.05, seed: 1 }, { progress: false });
   assert.ok(res.finalLoss <= 0.1 * res.firstLoss, `loss ${res.firstLoss} -> ${res.finalLoss}`);
   model.dispose();
 });
@@ -66,13 +66,13 @@ test('SFT step is deterministic and leaks no tensors', () => {
   assert.deepEqual(run(), run());
 });
 
-test('a NaN loss stops training naming the step, before the optimizer touches a weight', () => {
+test('a NaN loss stops training naming the step, before the optimizer touches a weight', async () => {
   const model = tinyModel(3);
   // poison one weight: every logit, hence the loss, becomes NaN
   const w = model.params().get('lm_head.weight')!;
   tf.tidy(() => w.assign(tf.fill(w.shape, NaN)));
   const before = new Map([...model.params()].map(([k, v]) => [k, Array.from(v.dataSync())]));
-  assert.throws(() => trainSFT(model, seqs(), { epochs: 1, batchSize: 2 }, { progress: false }), /SFT step 1\/\d+ .*non-finite loss/);
+  await assert.rejects(trainSFT(model, seqs(), { epochs: 1, batchSize: 2 }, { progress: false }), /SFT step 1\/\d+ .*non-finite loss/);
   // An update with NaN gradients would turn every weight NaN (the global-norm clip spreads it): the check
   // must come before the optimizer step, so the model a caller saves after catching the error is the one it had.
   for (const [k, v] of model.params()) {

@@ -18,7 +18,8 @@ import { GPT } from '../model/gpt';
 import { Tokenizer } from '../format/tokenizer';
 import { Task } from '../envs/task';
 import { defaultGRPOConfig, GRPOConfig } from '../train/grpo/config';
-import { GRPOTrainer, StepStats } from '../train/grpo/trainer';
+import { GRPOTrainer } from '../train/grpo/trainer';
+import type { GRPOStepRecord } from '../train/records';
 import { PhaseTimes, startPhaseClock, stopPhaseClock } from '../train/phases';
 
 export interface GrpoStepBench {
@@ -62,7 +63,7 @@ export function benchGrpoStep(model: GPT, ref: GPT | null, tokenizer: Tokenizer,
     for (let i = 0; i < warmup + opts.runs; i++) {
       const t0 = performance.now();
       startPhaseClock();
-      let rec: StepStats;
+      let rec: GRPOStepRecord;
       let ms: PhaseTimes;
       try {
         rec = trainer.step();
@@ -77,8 +78,8 @@ export function benchGrpoStep(model: GPT, ref: GPT | null, tokenizer: Tokenizer,
         known += v / 1000;
       }
       phases.other = Math.max(0, seconds - known);
-      const tokens = (rec.tokensPerTrajectory as number) * nTraj;
-      log(`grpo step ${i + 1}/${warmup + opts.runs}: ${seconds.toFixed(2)} s, ${(rec.tokensPerTrajectory as number).toFixed(0)} tokens per trajectory`);
+      const tokens = rec.tokensPerTrajectory * nTraj;
+      log(`grpo step ${i + 1}/${warmup + opts.runs}: ${seconds.toFixed(2)} s, ${rec.tokensPerTrajectory.toFixed(0)} tokens per trajectory`);
       if (i >= warmup) steps.push({ seconds, phases, tokens });
     }
   } finally {

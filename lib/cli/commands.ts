@@ -133,7 +133,7 @@ const run: Command = {
       throw new UsageError((e as Error).message);
     }
     await initBackend({ backend: args.backend as string | undefined, verbose: true });
-    const summary = runExperiment(spec, opts);
+    const summary = await runExperiment(spec, opts);
     // the path as the user gave it: absolute stays absolute, relative stays relative
     process.stdout.write(`wrote ${path.join(out, 'summary.json')}\n`);
     const id = summary.eval.id;

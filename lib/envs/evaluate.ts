@@ -47,18 +47,28 @@ export async function evaluatePolicy(tasks: readonly Task[], policy: Policy, opt
       if (ep.done) opts.onProgress?.(++finished, episodes.length);
     });
   }
-  const perCategory: Record<string, { n: number; accuracy: number }> = {};
   const results = episodes.map((ep) => {
     const r = ep.result();
-    const c = (perCategory[ep.task.category] ??= { n: 0, accuracy: 0 });
-    c.n++;
-    c.accuracy += r.pass ? 1 : 0;
     return { id: ep.task.id, category: ep.task.category, pass: r.pass, errorTurn: r.errorTurn };
   });
+  return { ...categoryAccuracy(results), states: stateShares(states), results };
+}
+
+/**
+ * Accuracy per category and their mean, the paper's headline (docs/design.md A.7: the mean of the category
+ * accuracies, not of all tasks).
+ */
+export function categoryAccuracy(results: readonly { category: string; pass: boolean }[]):
+  { perCategory: Record<string, { n: number; accuracy: number }>; mean: number } {
+  const perCategory: Record<string, { n: number; accuracy: number }> = {};
+  for (const r of results) {
+    const c = (perCategory[r.category] ??= { n: 0, accuracy: 0 });
+    c.n++;
+    c.accuracy += r.pass ? 1 : 0;
+  }
   const cats = Object.keys(perCategory);
   for (const c of cats) perCategory[c].accuracy /= perCategory[c].n;
-  const mean = cats.length ? cats.reduce((a, c) => a + perCategory[c].accuracy, 0) / cats.length : 0;
-  return { perCategory, mean, states: stateShares(states), results };
+  return { perCategory, mean: cats.length ? cats.reduce((a, c) => a + perCategory[c].accuracy, 0) / cats.length : 0 };
 }
 
 /** The teacher as a policy: replays the teacher messages of each episode's task (accuracy 1.0 by design). */

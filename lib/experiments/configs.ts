@@ -5,6 +5,7 @@
  */
 import { ExperimentSpec, rlSizes, StageSpec } from './spec';
 import { Preset } from './presets';
+import { defaultGRPOConfig } from '../train/grpo/config';
 
 /** The committed base checkpoint: the stand-in for Qwen2.5-1.5B-Instruct. */
 export const BASE_CHECKPOINT = 'data/checkpoints/base';
@@ -13,7 +14,7 @@ export const BASE_CHECKPOINT = 'data/checkpoints/base';
 export const SFT_LR_HIGH = 1e-3;
 export const SFT_LR_LOW = 1e-4;
 /** GRPO learning rate of the main runs (the paper's 1e-6, scaled; see the LR sweep in the README). */
-export const RL_LR = 3e-4;
+export const RL_LR = defaultGRPOConfig.lr;
 
 const EXPERIMENTS: ExperimentSpec[] = [
   {
@@ -23,16 +24,18 @@ const EXPERIMENTS: ExperimentSpec[] = [
     title: 'Base "instruct" model: SFT from scratch on the general corpus',
     paper: 'Stands in for Qwen2.5-1.5B-Instruct: a policy with general tool-use skill and a little in-domain exposure ' +
       '(the paper starts every run from the released instruct checkpoint; we build ours from the ToolACE-like corpus ' +
-      'plus 3,000 generated world dialogues outside the train and test splits).',
+      'plus 4,500 generated world dialogues outside the train and test splits).',
     init: { kind: 'scratch' },
     stages: (p) => [
       { kind: 'sft', data: 'corpus', config: { lr: 3e-3, epochs: p.baseEpochs, batchSize: 16, warmupRatio: 0.05 } },
       // The corpus alone gave 0% ID accuracy (greedy; ~37% healthy calls): a 0.3M-parameter model does not
       // transfer from other APIs to multi-turn world tasks. An instruct model has seen some in-domain dialogues:
-      // generated world tasks of the training categories, in neither the train nor the test split. Calibrated
-      // (`toolrl calibrate`, docs/design.md B): 300 per category x 4 epochs left 3% sampled success and 84% of
-      // GRPO groups without signal; 1000 per category x 8 epochs is the size the calibration asked for.
-      { kind: 'sft', data: 'world-sample', count: 1000, config: { lr: 1e-3, epochs: 8, batchSize: 16, warmupRatio: 0.1 } },
+      // generated world tasks of the training categories, in neither the train nor the test split, with some
+      // of the general corpus replayed. Calibrated (`toolrl calibrate`, docs/design.md B): 300 per category x 4
+      // epochs left 3% sampled success and 84% of GRPO groups without signal; 1000 x 8 epochs gave 18% sampled
+      // success but only 33% of groups with mixed rewards and 0% on both OOD sets (no replay); the README's
+      // calibration table lists each attempt.
+      { kind: 'sft', data: 'world-sample', count: 1500, replay: 1500, config: { lr: 1e-3, epochs: 8, batchSize: 16, warmupRatio: 0.1 } },
     ],
   },
   {
@@ -94,11 +97,17 @@ export function interleavedSteps(total: number): [number, number, number] {
   return [a, b, Math.max(1, total - a - b)];
 }
 
+/** Steps of rollout records an interleaved SFT phase reads. Paper: the last 10 RL steps (ETS, PRS). */
+export const INTERLEAVE_LAST_STEPS = 10;
+
+/** The SFT phase of the interleaved schemes and the guard. Paper: 2 epochs, warmup ratio 0.3; ours: batch 16. */
+const INTERLEAVED_SFT = (lr: number) => ({ lr, epochs: 2, warmupRatio: 0.3, batchSize: 16 });
+
 /** RL stage -> SFT phase -> RL -> SFT -> RL, fresh optimizer and 5 warmup steps per RL stage (docs/design.md A.6). */
 function interleavedStages(p: Preset, source: 'ets' | 'prs', sftLr: number): StageSpec[] {
   const [a, b, c] = interleavedSteps(p.rlSteps);
   const rl = (steps: number): StageSpec => ({ kind: 'grpo', config: { ...rlSizes(p), steps, lr: RL_LR, warmupSteps: 5 } });
-  const sft: StageSpec = { kind: 'sft-interleaved', source, lastSteps: 10, config: { lr: sftLr, epochs: 2, warmupRatio: 0.3, batchSize: 16 } };
+  const sft: StageSpec = { kind: 'sft-interleaved', source, lastSteps: INTERLEAVE_LAST_STEPS, config: INTERLEAVED_SFT(sftLr) };
   return [rl(a), sft, rl(b), sft, rl(c)];
 }
 
@@ -131,7 +140,7 @@ EXPERIMENTS.push(
     title: 'OPS with off-policy tokens weighted by p/(p+0.1) instead of the ratio',
     paper: 'The official code\'s LUFFY-style variant of OPS (off by default there): policy shaping p/(p+0.1), gamma 0.1.',
     init: { kind: 'checkpoint', path: BASE_CHECKPOINT },
-    stages: (p) => [{ kind: 'grpo', config: { ...rlSizes(p), lr: RL_LR }, signal: { kind: 'ops', luffyGamma: 0.1 } }],
+    stages: (p) => [{ kind: 'grpo', config: { ...rlSizes(p), lr: RL_LR }, signal: { kind: 'ops', config: { luffyGamma: 0.1 } } }],
   },
   {
     name: 'hbg', label: 'HBG', group: 'method',
@@ -145,7 +154,7 @@ EXPERIMENTS.push(
     title: 'GRPO with a per-update SFT loss (weight 1.0) on the batch\'s teacher trajectories',
     paper: 'The official code\'s synchronous per-update SFT loss, weight 1.0: the synchronous counterpart of interleaving.',
     init: { kind: 'checkpoint', path: BASE_CHECKPOINT },
-    stages: (p) => [{ kind: 'grpo', config: { ...rlSizes(p), lr: RL_LR }, signal: { kind: 'sync-sft', weight: 1.0 } }],
+    stages: (p) => [{ kind: 'grpo', config: { ...rlSizes(p), lr: RL_LR }, signal: { kind: 'sync-sft', config: { weight: 1.0 } } }],
   },
   {
     name: 'ets', label: 'ETS (SFT lr low)', group: 'method',
@@ -179,8 +188,7 @@ EXPERIMENTS.push(
     init: { kind: 'checkpoint', path: BASE_CHECKPOINT },
     stages: (p) => [{
       kind: 'grpo', config: { ...rlSizes(p), lr: RL_LR, warmupSteps: 5 },
-      guard: { pImEnd: 0.25, pJsonOpen: 0.9, fullCollapse: 0.25, minGap: 10, maxPhases: 2, lastSteps: 10,
-        sft: { lr: SFT_LR_LOW, epochs: 2, warmupRatio: 0.3, batchSize: 16 } },
+      guard: { sft: INTERLEAVED_SFT(SFT_LR_LOW) },
     }],
   },
 );

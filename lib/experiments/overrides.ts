@@ -1,37 +1,88 @@
 /**
- * `--set key=value` overrides on an experiment's stages. A key applies to every stage whose config kind
- * it names (`grpo.lr=3e-4`, `sft.epochs=2`) or, unprefixed, to every stage whose component config has that
- * field (`lr=3e-4` sets both SFT and GRPO learning rates). A key that no stage accepts is an error naming
- * it, so a typo never runs the default experiment silently. validateStages then checks every stage's merged
- * config, so a bad value is rejected before a run touches its output folder.
+ * `--set key=value` overrides on an experiment's stages. A key names the config it changes by prefix:
+ *   grpo.<field>        every GRPO stage (lib/train/grpo/config.ts)
+ *   sft.<field>         every SFT stage and SFT phase: interleaved ETS / PRS phases, the guard's (lib/train/sft.ts)
+ *   ops. hbg. syncsft.  the synchronous signal of a GRPO stage (lib/train/signals)
+ *   guard.<field>       the adaptive collapse guard (lib/experiments/guard.ts)
+ *   interleave.lastSteps  the RL steps an interleaved SFT phase reads
+ * or, unprefixed, every SFT and GRPO config that has that field (`lr=3e-4` sets both learning rates). A key that
+ * no stage accepts is an error naming it, so a typo never runs the default experiment silently. validateStages
+ * then checks every merged config, so a bad value is rejected before a run touches its output folder.
  */
 import { defaultSFTConfig, SFTConfig } from '../train/sft';
 import { defaultGRPOConfig, GRPOConfig, validateGRPOConfig } from '../train/grpo/config';
+import { defaultOPSConfig } from '../train/signals/ops';
+import { defaultHBGConfig } from '../train/signals/hbg';
+import { defaultSyncSFTConfig } from '../train/signals/syncsft';
+import { defaultGuardConfig, GuardConfig, validateGuardConfig } from './guard';
 import { StageSpec } from './spec';
 
-const FIELDS: Record<'sft' | 'grpo', object> = { sft: defaultSFTConfig, grpo: defaultGRPOConfig };
-/** The config kind a stage's fields belong to (interleaved SFT phases take SFT fields). */
-const kindOf = (s: StageSpec): 'sft' | 'grpo' => (s.kind === 'grpo' ? 'grpo' : 'sft');
+type Fields = Record<string, unknown>;
+
+/** One config of a stage that overrides can reach: its prefix, the object to change, its defaults. */
+interface Target {
+  prefix: string;
+  obj: Fields;
+  defaults: Fields;
+}
+
+const SIGNAL_PREFIX = { ops: 'ops', hbg: 'hbg', 'sync-sft': 'syncsft' } as const;
+const SIGNAL_DEFAULTS: Record<string, Fields> = { ops: { ...defaultOPSConfig }, hbg: { ...defaultHBGConfig }, syncsft: { ...defaultSyncSFTConfig } };
+const PREFIXES = ['grpo', 'sft', 'ops', 'hbg', 'syncsft', 'guard', 'interleave'];
+
+/** A deep enough copy of a stage that overrides never change the registry's objects. */
+function copyStage(s: StageSpec): StageSpec {
+  if (s.kind !== 'grpo') return { ...s, config: { ...s.config } };
+  return {
+    ...s, config: { ...s.config },
+    signal: s.signal ? { ...s.signal, config: { ...(s.signal.config ?? {}) } } as typeof s.signal : undefined,
+    guard: s.guard ? { ...s.guard, sft: { ...(s.guard.sft ?? {}) } } : undefined,
+  };
+}
+
+function targets(s: StageSpec): Target[] {
+  if (s.kind === 'sft') return [{ prefix: 'sft', obj: s.config, defaults: defaultSFTConfig as unknown as Fields }];
+  if (s.kind === 'sft-interleaved') {
+    return [{ prefix: 'sft', obj: s.config, defaults: defaultSFTConfig as unknown as Fields },
+      { prefix: 'interleave', obj: s as unknown as Fields, defaults: { lastSteps: s.lastSteps } }];
+  }
+  const out: Target[] = [{ prefix: 'grpo', obj: s.config, defaults: defaultGRPOConfig as unknown as Fields }];
+  if (s.signal) {
+    const prefix = SIGNAL_PREFIX[s.signal.kind];
+    out.push({ prefix, obj: s.signal.config as Fields, defaults: SIGNAL_DEFAULTS[prefix] });
+  }
+  if (s.guard) {
+    const { sft: _sft, ...guardFields } = defaultGuardConfig;
+    void _sft;
+    out.push({ prefix: 'guard', obj: s.guard as Fields, defaults: guardFields });
+    out.push({ prefix: 'sft', obj: s.guard.sft as Fields, defaults: defaultSFTConfig as unknown as Fields });
+  }
+  return out;
+}
+
+/** A value fits a default of the same type; a null default (an optional variant, e.g. ops.luffyGamma) takes a number. */
+function fits(def: unknown, value: unknown): boolean {
+  return def === null ? typeof value === 'number' : typeof def === typeof value;
+}
 
 export function applyOverrides(stages: StageSpec[], overrides: Record<string, string | number | boolean>): StageSpec[] {
-  const out = stages.map((s) => ({ ...s, config: { ...s.config } })) as StageSpec[];
+  const out = stages.map(copyStage);
   for (const [rawKey, value] of Object.entries(overrides)) {
     const dot = rawKey.indexOf('.');
-    const kind = dot > 0 ? rawKey.slice(0, dot) : null;
+    const prefix = dot > 0 ? rawKey.slice(0, dot) : null;
     const key = dot > 0 ? rawKey.slice(dot + 1) : rawKey;
-    if (kind !== null && kind !== 'sft' && kind !== 'grpo') {
-      throw new Error(`--set ${rawKey}: unknown prefix "${kind}" (use sft. or grpo.)`);
+    if (prefix !== null && !PREFIXES.includes(prefix)) {
+      throw new Error(`--set ${rawKey}: unknown prefix "${prefix}" (use ${PREFIXES.map((p) => p + '.').join(', ')})`);
     }
     let applied = 0;
     for (const s of out) {
-      if (kind !== null && kindOf(s) !== kind) continue;
-      const defaults = FIELDS[kindOf(s)] as Record<string, unknown>;
-      if (!(key in defaults)) continue;
-      if (typeof defaults[key] !== typeof value) {
-        throw new Error(`--set ${rawKey}=${value}: expected a ${typeof defaults[key]}`);
+      for (const t of targets(s)) {
+        if (prefix === null ? t.prefix !== 'sft' && t.prefix !== 'grpo' : t.prefix !== prefix) continue;
+        if (!(key in t.defaults)) continue;
+        if (!fits(t.defaults[key], value)) throw new Error(`--set ${rawKey}=${value}: expected a ${typeof t.defaults[key]}`);
+        t.obj[key] = value;
+        applied++;
       }
-      (s.config as Record<string, unknown>)[key] = value;
-      applied++;
     }
     if (applied === 0) throw new Error(`--set ${rawKey}: no stage of this experiment has a field "${key}"`);
   }
@@ -53,8 +104,26 @@ export function validateSFTConfig(cfg: SFTConfig): void {
 export function validateStages(stages: StageSpec[]): void {
   stages.forEach((s, i) => {
     try {
-      if (s.kind === 'grpo') validateGRPOConfig({ ...defaultGRPOConfig, ...s.config } as GRPOConfig);
-      else validateSFTConfig({ ...defaultSFTConfig, ...s.config } as SFTConfig);
+      if (s.kind === 'grpo') {
+        const g = { ...defaultGRPOConfig, ...s.config } as GRPOConfig;
+        validateGRPOConfig(g);
+        if (s.guard) {
+          validateGuardConfig({ ...defaultGuardConfig, ...s.guard } as GuardConfig);
+          validateSFTConfig({ ...defaultSFTConfig, ...s.guard.sft } as SFTConfig);
+        }
+        const c = s.signal?.config as Record<string, unknown> | undefined;
+        for (const k of ['offPolicyRollouts', 'hintedRollouts'] as const) {
+          const v = c?.[k];
+          if (v !== undefined && !(Number.isInteger(v) && (v as number) >= 0 && (v as number) <= g.groupSize)) {
+            throw new Error(`${s.signal!.kind} config: ${k} must be an integer in [0, groupSize ${g.groupSize}], got ${v}`);
+          }
+        }
+      } else {
+        validateSFTConfig({ ...defaultSFTConfig, ...s.config } as SFTConfig);
+        if (s.kind === 'sft-interleaved' && !(Number.isInteger(s.lastSteps) && s.lastSteps >= 1)) {
+          throw new Error(`interleave: lastSteps must be an integer >= 1, got ${s.lastSteps}`);
+        }
+      }
     } catch (e) {
       throw new Error(`stage ${i} (${s.kind}): ${(e as Error).message}`);
     }

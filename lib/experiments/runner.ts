@@ -18,6 +18,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import * as tf from '@tensorflow/tfjs';
+import { Rng } from '../prng';
 import { GPT } from '../model/gpt';
 import { defaultGPTConfig } from '../model/config';
 import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint';
@@ -29,7 +30,8 @@ import { teacherTrajectory } from '../envs/teacher';
 import { encodeConversation, TrainingSequence } from '../train/encode';
 import { evaluateModel, EvalResult } from '../train/evaluate';
 import { structuralMask } from '../train/rollout';
-import { MetricsLog, readMetrics, MetricRecord } from '../train/metrics';
+import { MetricsLog, readMetrics } from '../train/metrics';
+import { GRPOMetric, grpoRecords } from '../train/records';
 import { ProgressBar } from '../util/progress';
 import { writeJsonAtomic } from '../util/atomic';
 import { acquireLock, lockHolder } from '../util/lock';
@@ -68,7 +70,7 @@ export interface RunOptions {
   progress?: boolean;
   dataDir?: string;
   /** Called after every RL step with its record (live notebook plots). */
-  onStep?: (rec: MetricRecord) => void;
+  onStep?: (rec: GRPOMetric) => void;
   /** Skip the final OOD evaluations (used by tests). */
   evalSplits?: EvalSplitName[];
 }
@@ -183,7 +185,17 @@ function prepareFolder(out: string, identity: RunIdentity, opts: RunOptions): vo
 /** Seed of the world-sample tasks (distinct from the splits' seeds, and deduplicated against them). */
 export const WORLD_SAMPLE_SEED = 7_000_001;
 
-function sftData(kind: SFTData, tok: Tokenizer, preset: Preset, dataDir: string, count = 0): TrainingSequence[] {
+/** Seed of the corpus conversations a stage replays (SFT stage `replay`). */
+export const REPLAY_SEED = 7_000_002;
+
+function sftData(stage: { data: SFTData; count?: number; replay?: number }, tok: Tokenizer, preset: Preset, dataDir: string): TrainingSequence[] {
+  const data = stageData(stage.data, tok, preset, dataDir, stage.count ?? 0);
+  if (!stage.replay) return data;
+  const corpus = stageData('corpus', tok, preset, dataDir, 0);
+  return data.concat(new Rng(REPLAY_SEED).sample(corpus, Math.min(stage.replay, corpus.length)));
+}
+
+function stageData(kind: SFTData, tok: Tokenizer, preset: Preset, dataDir: string, count: number): TrainingSequence[] {
   if (kind === 'corpus') {
     let convs = loadCorpus(dataDir);
     if (preset.corpusLimit > 0) convs = convs.slice(0, preset.corpusLimit);
@@ -199,8 +211,11 @@ function sftData(kind: SFTData, tok: Tokenizer, preset: Preset, dataDir: string,
   return tasks.map((t) => encodeConversation(tok, teacherTrajectory(t, { syntax: 'json' })));
 }
 
-/** Run `spec` with `opts`; returns and writes the summary. */
-export function runExperiment(spec: ExperimentSpec, opts: RunOptions): RunSummary {
+/**
+ * Run `spec` with `opts`; resolves to the summary it writes. The run yields to the event loop between steps,
+ * so a notebook's live chart updates while it trains.
+ */
+export async function runExperiment(spec: ExperimentSpec, opts: RunOptions): Promise<RunSummary> {
   const t0 = Date.now();
   const dataDir = opts.dataDir ?? 'data';
   const overrides = opts.overrides ?? {};
@@ -211,14 +226,14 @@ export function runExperiment(spec: ExperimentSpec, opts: RunOptions): RunSummar
   const release = acquireLock(opts.out, 'run folder');
   try {
     prepareFolder(opts.out, identity, opts);
-    return runLocked(spec, opts, stages, tok, identity, t0);
+    return await runLocked(spec, opts, stages, tok, identity, t0);
   } finally {
     release();
   }
 }
 
-function runLocked(spec: ExperimentSpec, opts: RunOptions, stages: StageSpec[], tok: Tokenizer, identity: RunIdentity,
-  t0: number): RunSummary {
+async function runLocked(spec: ExperimentSpec, opts: RunOptions, stages: StageSpec[], tok: Tokenizer, identity: RunIdentity,
+  t0: number): Promise<RunSummary> {
   const dataDir = opts.dataDir ?? 'data';
   const overrides = identity.overrides;
   const resume = opts.resume ? loadResumeState(opts.out, tok, identity) : null;
@@ -258,9 +273,9 @@ function runLocked(spec: ExperimentSpec, opts: RunOptions, stages: StageSpec[], 
       const stage: StageSpec = stages[si];
       if (resume && si < resume.stage) continue;
       if (resume && si === resume.stage) ctx.globalStep = resume.globalStepBase;
-      if (stage.kind === 'sft') runSFT(ctx, si, sftData(stage.data, tok, opts.preset, dataDir, stage.count), stage.config, 'sft');
-      else if (stage.kind === 'sft-interleaved') runInterleavedSFT(ctx, si, stage);
-      else runGRPO(ctx, si, stage);
+      if (stage.kind === 'sft') await runSFT(ctx, si, sftData(stage, tok, opts.preset, dataDir), stage.config, 'sft');
+      else if (stage.kind === 'sft-interleaved') await runInterleavedSFT(ctx, si, stage);
+      else await runGRPO(ctx, si, stage);
     }
 
     saveCheckpoint(path.join(opts.out, 'checkpoint'), model, { vocabFingerprint: tok.fingerprint, config: spec.name,
@@ -282,7 +297,7 @@ function runLocked(spec: ExperimentSpec, opts: RunOptions, stages: StageSpec[], 
       void _omit;
       evals[split] = rest;
     }
-    const rlRecords = metrics.records.filter((r) => r.phase === 'grpo');
+    const rlRecords = grpoRecords(metrics.records);
     writeRolloutSample(opts.out);
     const summary: RunSummary = {
       config: spec.name, title: spec.title, paper: spec.paper, preset: opts.preset.name, seed: opts.seed, overrides,
@@ -300,7 +315,7 @@ function runLocked(spec: ExperimentSpec, opts: RunOptions, stages: StageSpec[], 
 }
 
 /** Run a registered experiment by name. */
-export function runByName(name: string, opts: RunOptions): RunSummary {
+export function runByName(name: string, opts: RunOptions): Promise<RunSummary> {
   return runExperiment(getExperiment(name), opts);
 }
 

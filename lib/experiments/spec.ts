@@ -6,6 +6,10 @@
 import { GPTConfig } from '../model/config';
 import { SFTConfig } from '../train/sft';
 import { GRPOConfig } from '../train/grpo/config';
+import type { OPSConfig } from '../train/signals/ops';
+import type { HBGConfig } from '../train/signals/hbg';
+import type { SyncSFTConfig } from '../train/signals/syncsft';
+import type { GuardConfig } from './guard';
 import { Preset } from './presets';
 
 export type InitFrom =
@@ -27,36 +31,28 @@ export type SFTData =
   /** Teacher trajectories of the training tasks (FCL-SFT). */
   | 'teacher-train';
 
-/** A synchronous supervisory signal inside every RL batch (docs/design.md A.6). */
-export type SignalSpec =
-  | { kind: 'ops'; luffyGamma?: number | null }
-  | { kind: 'hbg' }
-  | { kind: 'sync-sft'; weight: number };
-
 /**
- * Beyond the paper: an adaptive collapse guard. Instead of SFT phases at fixed steps, an ETS-style SFT phase
- * starts when the probe's p(<|im_end|>) after <tool_call> or the full-collapse share of the step's messages
- * crosses its threshold (at most `maxPhases` times, at least `minGap` RL steps apart).
+ * A synchronous supervisory signal inside every RL batch (docs/design.md A.6), with its typed config
+ * (lib/train/signals; `--set ops.luffyGamma=0.1`, `--set hbg.hintedRollouts=1`, `--set syncsft.weight=2`).
  */
-export interface GuardSpec {
-  /** Trigger when the probe's p(`<|im_end|>`) right after `<tool_call>` reaches this (the paper's spike). */
-  pImEnd: number;
-  /** ... or when the probe's p(`{"`) falls below this (the healthy call start losing mass to anything). */
-  pJsonOpen: number;
-  /** ... or when this share of the step's assistant messages is a full collapse. */
-  fullCollapse: number;
-  /** RL steps between two SFT phases, and the most phases per stage. */
-  minGap: number;
-  maxPhases: number;
-  /** Steps of records the SFT phase reads (paper's interleaved schemes: the last 10). */
-  lastSteps: number;
-  sft: Partial<SFTConfig>;
-}
+export type SignalSpec =
+  | { kind: 'ops'; config?: Partial<OPSConfig> }
+  | { kind: 'hbg'; config?: Partial<HBGConfig> }
+  | { kind: 'sync-sft'; config?: Partial<SyncSFTConfig> };
 
 export type StageSpec =
-  | { kind: 'sft'; data: SFTData; config: Partial<SFTConfig>; count?: number }
-  | { kind: 'grpo'; config: Partial<GRPOConfig>; signal?: SignalSpec; guard?: GuardSpec }
-  /** An interleaved SFT phase built from the previous RL stage's last `lastSteps` steps (ETS or PRS+ETS). */
+  /**
+   * `count`: world-sample dialogues per training category. `replay`: corpus conversations mixed into the
+   * stage's data (an instruct model keeps seeing general data while it learns a domain; without it the
+   * corpus-only python syntax of format-OOD was forgotten).
+   */
+  | { kind: 'sft'; data: SFTData; config: Partial<SFTConfig>; count?: number; replay?: number }
+  /** `guard`: the adaptive collapse guard (lib/experiments/guard.ts), over its defaults. */
+  | { kind: 'grpo'; config: Partial<GRPOConfig>; signal?: SignalSpec; guard?: Partial<GuardConfig> }
+  /**
+   * An interleaved SFT phase built from the previous RL stage's last `lastSteps` steps (ETS or PRS+ETS;
+   * paper: 10, `--set interleave.lastSteps=5`).
+   */
   | { kind: 'sft-interleaved'; source: 'ets' | 'prs'; lastSteps: number; config: Partial<SFTConfig> };
 
 /** Where an experiment appears in the report. */

@@ -21,9 +21,12 @@ import { hbgSignal } from '../train/signals/hbg';
 import { syncSftSignal } from '../train/signals/syncsft';
 import { etsData, failedTasks, lastSteps, prsData, readStepRecords } from '../train/interleaved';
 import { evaluateModel } from '../train/evaluate';
-import { MetricRecord, MetricsLog } from '../train/metrics';
+import { MetricsLog } from '../train/metrics';
+import { GRPOMetric, PerCategoryAccuracy, SFTValMetric } from '../train/records';
+import { defaultGuardConfig, guardTriggered } from './guard';
 import { ProgressBar } from '../util/progress';
-import { GuardSpec, SignalSpec, StageSpec } from './spec';
+import { yieldToEventLoop } from '../util/yield';
+import { SignalSpec, StageSpec } from './spec';
 import { Preset } from './presets';
 import { saveResumeState, ResumeState } from './resume';
 import { RunIdentity } from './store';
@@ -48,7 +51,8 @@ export interface RunContext {
   globalStep: number;
   progress: boolean;
   resume: ResumeState | null;
-  onStep?: (rec: MetricRecord) => void;
+  /** After every RL step (the record as metrics.jsonl holds it). */
+  onStep?: (rec: GRPOMetric) => void;
   sftFinalLoss: number | null;
 }
 
@@ -57,15 +61,15 @@ export function rolloutsFile(ctx: RunContext): string {
 }
 
 /** SFT with a quick greedy validation after every epoch (how skill on the world grows with SFT). */
-export function runSFT(ctx: RunContext, si: number, data: TrainingSequence[], config: Partial<SFTConfig>, label: string): void {
-  const res = trainSFT(ctx.model, data, { ...defaultSFTConfig, seed: ctx.seed, ...config }, {
-    metrics: { log: (r) => ctx.metrics.log({ ...r, stage: si, globalStep: ++ctx.globalStep }) },
+export async function runSFT(ctx: RunContext, si: number, data: TrainingSequence[], config: Partial<SFTConfig>, label: string): Promise<void> {
+  const res = await trainSFT(ctx.model, data, { ...defaultSFTConfig, seed: ctx.seed, ...config }, {
+    metrics: { log: (r) => ctx.metrics.log({ phase: 'sft', ...r, stage: si, globalStep: ++ctx.globalStep }) },
     progress: ctx.progress, label: `${ctx.name} ${label}`,
     onEpochEnd: (epoch) => {
       const val = evaluateModel(ctx.model, ctx.tok, ctx.valTasks);
-      const rec: MetricRecord = { phase: 'sft-val', stage: si, epoch, globalStep: ctx.globalStep, valAccuracy: val.mean,
+      const rec: SFTValMetric = { phase: 'sft-val', stage: si, epoch, globalStep: ctx.globalStep, valAccuracy: val.mean,
         valHealthyCall: val.states.healthyCall, valFullCollapse: val.states.fullCollapse };
-      for (const [c, v] of Object.entries(val.perCategory)) rec[`val_${c}`] = v.accuracy;
+      for (const [c, v] of Object.entries(val.perCategory)) rec[`val_${c}` as keyof PerCategoryAccuracy] = v.accuracy;
       ctx.metrics.log(rec);
       if (ctx.progress) process.stderr.write(`  epoch ${epoch}: val accuracy ${val.mean.toFixed(3)}, healthy calls ${val.states.healthyCall.toFixed(2)}\n`);
     },
@@ -75,9 +79,9 @@ export function runSFT(ctx: RunContext, si: number, data: TrainingSequence[], co
 
 function buildSignal(spec: SignalSpec | undefined, tok: Tokenizer): SyncSignal | undefined {
   if (!spec) return undefined;
-  if (spec.kind === 'ops') return opsSignal({ luffyGamma: spec.luffyGamma ?? null });
-  if (spec.kind === 'hbg') return hbgSignal();
-  return syncSftSignal(tok, { weight: spec.weight });
+  if (spec.kind === 'ops') return opsSignal(spec.config);
+  if (spec.kind === 'hbg') return hbgSignal(spec.config);
+  return syncSftSignal(tok, spec.config);
 }
 
 /** The interleaved SFT data from the RL records of stage `rlStage` (ETS: teacher trajectories of failed tasks). */
@@ -92,53 +96,48 @@ function interleavedData(ctx: RunContext, source: 'ets' | 'prs', rlStage: number
 }
 
 /** An ETS / PRS phase after the RL stage `si - 1`. */
-export function runInterleavedSFT(ctx: RunContext, si: number, stage: Extract<StageSpec, { kind: 'sft-interleaved' }>): void {
+export async function runInterleavedSFT(ctx: RunContext, si: number, stage: Extract<StageSpec, { kind: 'sft-interleaved' }>): Promise<void> {
   let pool: Map<string, JsonValue[]> | null = null;
   const { data, failed } = interleavedData(ctx, stage.source, si - 1, stage.lastSteps, () => (pool = pool ?? buildArgPool(ctx.trainTasks)));
   ctx.metrics.log({ phase: 'interleave', stage: si, globalStep: ctx.globalStep, source: stage.source, failedTasks: failed, samples: data.length });
   if (data.length === 0) return; // nothing failed: nothing to supervise
-  runSFT(ctx, si, data, stage.config, stage.source);
-}
-
-function guardTriggered(g: GuardSpec, rec: MetricRecord): boolean {
-  return (rec.pImEnd as number) >= g.pImEnd || (rec.pJsonOpen as number) < g.pJsonOpen ||
-    (rec.fullCollapse as number) >= g.fullCollapse;
+  await runSFT(ctx, si, data, stage.config, stage.source);
 }
 
 /** A GRPO stage (with its signal and guard), checkpointing resume state every `checkpointEvery` steps. */
-export function runGRPO(ctx: RunContext, si: number, stage: Extract<StageSpec, { kind: 'grpo' }>): void {
+export async function runGRPO(ctx: RunContext, si: number, stage: Extract<StageSpec, { kind: 'grpo' }>): Promise<void> {
   const cfg: GRPOConfig = { ...defaultGRPOConfig, seed: ctx.seed, valTasksPerCategory: ctx.preset.valTasksPerCategory, ...stage.config };
   const ref = ctx.source ? loadCheckpoint(ctx.source, { expectVocabFingerprint: ctx.tok.fingerprint }).model : null;
   const base = ctx.globalStep;
   const trainer = new GRPOTrainer({
     model: ctx.model, ref, tokenizer: ctx.tok, trainTasks: ctx.trainTasks, valTasks: ctx.valTasks, config: cfg,
     signal: buildSignal(stage.signal, ctx.tok),
-    metrics: { log: (r) => ctx.metrics.log({ phase: 'grpo', stage: si, globalStep: base + (r.step as number), ...r }) },
+    metrics: { log: (r) => ctx.metrics.log({ phase: 'grpo', stage: si, globalStep: base + r.step, ...r }) },
     stepRecordsFile: rolloutsFile(ctx),
-    stepRecordFields: { stage: si },
+    stage: si,
   });
   if (ctx.resume && ctx.resume.stage === si) ctx.resume.restoreTrainer(trainer);
-  const guard = stage.guard;
+  const guard = stage.guard ? { ...defaultGuardConfig, ...stage.guard } : null;
   let phases = 0;
   let lastPhase = 0;
-  for (const r of ctx.metrics.records) if (r.phase === 'guard' && r.stage === si) { phases++; lastPhase = r.step as number; }
+  for (const r of ctx.metrics.records) if (r.phase === 'guard' && r.stage === si) { phases++; lastPhase = r.step; }
   const bar = new ProgressBar({ total: cfg.steps, label: `${ctx.name} rl`, silent: !ctx.progress });
   try {
     while (trainer.stepIndex < cfg.steps) {
       const rec = trainer.step();
-      ctx.onStep?.(rec);
-      const val = typeof rec.valAccuracy === 'number' ? ` val ${(rec.valAccuracy as number).toFixed(2)}` : '';
-      bar.update(trainer.stepIndex, `r ${(rec.reward as number).toFixed(2)}${val} p{" ${(rec.pJsonOpen as number).toFixed(3)} p<|im_end|> ${(rec.pImEnd as number).toFixed(3)} ` +
-        `collapse ${(rec.fullCollapse as number).toFixed(2)} | ${((rec.rolloutSeconds as number) + (rec.trainSeconds as number)).toFixed(1)}s/step`);
+      ctx.onStep?.({ phase: 'grpo', stage: si, globalStep: base + rec.step, ...rec });
+      const val = rec.valAccuracy !== undefined ? ` val ${rec.valAccuracy.toFixed(2)}` : '';
+      bar.update(trainer.stepIndex, `r ${rec.reward.toFixed(2)}${val} p{" ${rec.pJsonOpen.toFixed(3)} p<|im_end|> ${rec.pImEnd.toFixed(3)} ` +
+        `collapse ${rec.fullCollapse.toFixed(2)} | ${(rec.rolloutSeconds + rec.trainSeconds).toFixed(1)}s/step`);
       if (guard && phases < guard.maxPhases && trainer.stepIndex - lastPhase >= guard.minGap &&
           trainer.stepIndex < cfg.steps && guardTriggered(guard, rec)) {
         // the collapse guard: an ETS-style SFT phase now, then RL goes on with a fresh optimizer
         const { data, failed } = interleavedData(ctx, 'ets', si, guard.lastSteps, () => new Map());
         ctx.metrics.log({ phase: 'guard', stage: si, step: trainer.stepIndex, globalStep: base + trainer.stepIndex,
-          pImEnd: rec.pImEnd as number, pJsonOpen: rec.pJsonOpen as number, fullCollapse: rec.fullCollapse as number, failedTasks: failed });
+          pImEnd: rec.pImEnd, pJsonOpen: rec.pJsonOpen, fullCollapse: rec.fullCollapse, failedTasks: failed });
         if (data.length > 0) {
           const sftCtx = { ...ctx, globalStep: base + trainer.stepIndex };
-          runSFT(sftCtx, si, data, guard.sft, 'guard-sft');
+          await runSFT(sftCtx, si, data, guard.sft, 'guard-sft');
         }
         trainer.resetOptimizer();
         phases++;
@@ -148,6 +147,7 @@ export function runGRPO(ctx: RunContext, si: number, stage: Extract<StageSpec, {
         saveResumeState(ctx.out, { identity: ctx.identity, stage: si, globalStepBase: base, model: ctx.model, trainer,
           metricsLines: ctx.metrics.records.length, vocabFingerprint: ctx.tok.fingerprint });
       }
+      await yieldToEventLoop();
     }
     bar.finish();
   } finally {

@@ -3,7 +3,7 @@
  * collapse step, and the final structural-state shares.
  */
 import { StructuralState, STRUCTURAL_STATES } from '../format/types';
-import { MetricRecord } from '../train/metrics';
+import { GRPOMetric, numberField } from '../train/records';
 
 export interface RLSummary {
   steps: number;
@@ -27,12 +27,9 @@ export interface RLSummary {
   stepsWithSignal: number | null;
 }
 
-const num = (r: MetricRecord, k: string): number | undefined => (typeof r[k] === 'number' ? (r[k] as number) : undefined);
-
 /** `records`: the RL step records (phase 'grpo') in order. */
-export function summarizeRL(records: MetricRecord[], tail = 5): RLSummary {
-  const val = records.filter((r) => num(r, 'valAccuracy') !== undefined)
-    .map((r) => ({ step: num(r, 'globalStep') ?? (num(r, 'step') as number), acc: num(r, 'valAccuracy') as number }));
+export function summarizeRL(records: GRPOMetric[], tail = 5): RLSummary {
+  const val = records.filter((r) => r.valAccuracy !== undefined).map((r) => ({ step: r.globalStep ?? r.step, acc: r.valAccuracy! }));
   let peak = 0;
   let peakStep: number | null = null;
   for (const v of val) if (v.acc > peak) { peak = v.acc; peakStep = v.step; }
@@ -44,7 +41,7 @@ export function summarizeRL(records: MetricRecord[], tail = 5): RLSummary {
     }
   }
   const last = records.slice(-tail);
-  const avg = (k: string) => (last.length ? last.reduce((a, r) => a + (num(r, k) ?? 0), 0) / last.length : 0);
+  const avg = (k: keyof GRPOMetric) => (last.length ? last.reduce((a, r) => a + (numberField(r, k) ?? 0), 0) / last.length : 0);
   const finalStates = {} as Record<StructuralState, number>;
   for (const s of STRUCTURAL_STATES) finalStates[s] = avg(s);
   return {
@@ -55,9 +52,9 @@ export function summarizeRL(records: MetricRecord[], tail = 5): RLSummary {
     collapseStep,
     finalStates,
     finalProbe: { pJsonOpen: avg('pJsonOpen'), pImEnd: avg('pImEnd'), pToolCall: avg('pToolCall'), pTopOther: avg('pTopOther'),
-      topOther: last.length && typeof last[last.length - 1].probeTopOther === 'string' ? last[last.length - 1].probeTopOther as string : null },
+      topOther: last.length ? last[last.length - 1].probeTopOther ?? null : null },
     finalReward: avg('reward'),
-    stepsWithSignal: records.some((r) => num(r, 'zeroVarianceGroups') !== undefined)
-      ? records.filter((r) => (num(r, 'zeroVarianceGroups') ?? 1) < 1).length : null,
+    stepsWithSignal: records.some((r) => r.zeroVarianceGroups !== undefined)
+      ? records.filter((r) => (r.zeroVarianceGroups ?? 1) < 1).length : null,
   };
 }

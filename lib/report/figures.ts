@@ -6,7 +6,7 @@
  * logged that global step. Global steps count SFT and RL steps on one axis, so the SFT phases of the
  * interleaved schemes (ETS, PRS) sit between their RL phases, where they happened.
  */
-import { MetricRecord } from '../train/metrics';
+import { MetricRecord, numberField } from '../train/records';
 import { PlotlyFigure, lineFigure, LineSeries } from './plotly';
 import { ResultsStore } from './results';
 import { ExperimentGroup } from '../experiments/spec';
@@ -17,8 +17,7 @@ export interface MethodRuns {
   runs: MetricRecord[][];
 }
 
-const num = (r: MetricRecord, k: string): number | undefined =>
-  (typeof r[k] === 'number' && Number.isFinite(r[k] as number) ? (r[k] as number) : undefined);
+const num = numberField;
 
 /** The x of a record: its global step (falls back to the RL step for records written before it existed). */
 function stepOf(r: MetricRecord): number | undefined {

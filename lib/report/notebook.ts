@@ -125,7 +125,8 @@ export function showTokens(tokenizer: Tokenizer, text: string, opts: { title?: s
 // structurally (no import of results.ts / tables.ts), so notebooks that never read the store do not pay
 // for type-checking the experiment runner and danfojs when this file loads.
 
-import type { MetricRecord } from "../train/metrics";
+import { numberField } from "../train/records";
+import type { GRPOMetric, MetricRecord } from "../train/records";
 import type { PlotlyFigure } from "./plotly";
 import { tableHtml, tableText } from "./table";
 
@@ -287,16 +288,19 @@ export function shadeSftPhases(fig: PlotlyFigure, records: MetricRecord[], label
 /**
  * liveProgress (display.ts) wired for runExperiment's `onStep`: one chart per run of `metrics` over the RL
  * steps of all its stages, counted 1, 2, 3, ... (the records' own `step` restarts at each RL stage).
- * runExperiment is synchronous, so in a browser the chart appears with its final state when the run ends.
+ * runExperiment yields between steps, so the chart updates in the browser while the run trains.
  */
 export function liveRunProgress(title: string, metrics: string[] = ["reward", "pImEnd", "fullCollapse", "valAccuracy"]):
-  { onStep: (rec: MetricRecord) => void; done: () => void } {
+  { onStep: (rec: GRPOMetric) => void; done: () => void } {
   const live = liveProgress({ title, metrics, xTitle: "RL step (all stages)" });
   let n = 0;
   return {
-    onStep: (rec: MetricRecord) => {
+    onStep: (rec: GRPOMetric) => {
       const values: Record<string, number> = {};
-      for (const m of metrics) if (typeof rec[m] === "number") values[m] = rec[m] as number;
+      for (const m of metrics) {
+        const v = numberField(rec, m);
+        if (v !== undefined) values[m] = v;
+      }
       live.update(++n, values);
     },
     done: () => live.done(),

@@ -69,7 +69,7 @@ export async function retrainCell(configs: string[], opts: RetrainOptions = {}):
     const live = liveRunProgress(`${spec.name} (${preset}, seed ${seed})`);
     // `await` keeps this right whether the runner returns its summary or a promise of it.
     const summary = await runExperiment(spec, {
-      preset: p, seed, out: resultsDir(preset, spec.name, seed, root), progress: false, onStep: live.onStep, force: true,
+      preset: p, seed, out: resultsDir(preset, spec.name, seed, root), progress: true, onStep: live.onStep, force: true,
     });
     live.done();
     console.log(`${spec.name}: ${summary.seconds.toFixed(0)} s, ID mean accuracy ${summary.eval.id?.mean.toFixed(3) ?? "n/a"}`);

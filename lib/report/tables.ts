@@ -10,6 +10,7 @@
  * terminal, CSV, Markdown and HTML (render.ts) and goes into summary.json unchanged.
  */
 import { STRUCTURAL_STATES, StructuralState } from '../format/types';
+import { grpoRecords, numberField } from '../train/records';
 import { ExperimentResults, ResultsStore, byGroup } from './results';
 import { SeedStat, Observation, seedStats, formatPercent, formatLr } from './stats';
 import { PAPER_NOTES, PAPER_REFERENCES, paperCell } from './paper';
@@ -221,7 +222,7 @@ function sftPhases(s: ExperimentResults['seeds'][number]): number {
 
 /** Lowest (or highest) value of a probe field over the run's GRPO steps. */
 function probeExtreme(s: ExperimentResults['seeds'][number], field: string, pick: 'min' | 'max'): number | undefined {
-  const v = s.metrics.filter((r) => r.phase === 'grpo' && typeof r[field] === 'number').map((r) => r[field] as number);
+  const v = grpoRecords(s.metrics).map((r) => numberField(r, field)).filter((x): x is number => x !== undefined);
   if (!v.length) return undefined;
   return pick === 'min' ? Math.min(...v) : Math.max(...v);
 }

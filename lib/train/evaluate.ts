@@ -8,6 +8,7 @@ import { Tokenizer } from '../format/tokenizer';
 import { CallSyntax, StructuralState, STRUCTURAL_STATES } from '../format/types';
 import { stateShares } from '../format/states';
 import { Task } from '../envs/task';
+import { categoryAccuracy } from '../envs/evaluate';
 import { Episode } from '../envs/episode';
 import { LogitMask, rollout, RolloutConfig, Trajectory } from './rollout';
 
@@ -35,22 +36,14 @@ export interface EvalOptions {
 
 /** Summarise trajectories into per-category accuracy, mean and state shares. */
 export function summarizeTrajectories(trajs: Trajectory[]): EvalResult {
-  const perCategory: Record<string, { n: number; accuracy: number }> = {};
-  const passes: Record<string, number> = {};
   const states: StructuralState[] = [];
   let tokens = 0;
   for (const t of trajs) {
-    perCategory[t.category] = perCategory[t.category] ?? { n: 0, accuracy: 0 };
-    perCategory[t.category].n++;
-    passes[t.category] = (passes[t.category] ?? 0) + (t.pass ? 1 : 0);
     for (const m of t.messages) states.push(m.state);
     tokens += t.ids.length;
   }
-  const cats = Object.keys(perCategory);
-  for (const c of cats) perCategory[c].accuracy = passes[c] / perCategory[c].n;
-  const mean = cats.length ? cats.reduce((a, c) => a + perCategory[c].accuracy, 0) / cats.length : 0;
   return {
-    perCategory, mean, states: stateShares(states),
+    ...categoryAccuracy(trajs), states: stateShares(states),
     results: trajs.map((t) => ({ id: t.taskId, category: t.category, pass: t.pass, errorTurn: t.errorTurn })),
     meanTokens: trajs.length ? tokens / trajs.length : 0,
   };

@@ -12,29 +12,15 @@ import { teacherTrajectory } from '../envs/teacher';
 import { reflectionConversation } from '../envs/judge';
 import { encodeConversation, TrainingSequence } from './encode';
 import { readJsonlValues } from '../util/jsonl';
-
-/** One line of rollouts.jsonl (written by GRPOTrainer). */
-export interface StepRecord {
-  stage?: number;
-  step: number;
-  taskId: string;
-  category: string;
-  group: number;
-  index: number;
-  reward: number;
-  errorTurn: number | null;
-  messages: string[];
-  states: string[];
-  scripted: boolean;
-}
+import type { RolloutRecord } from './records';
 
 /** Read rollouts.jsonl back (blank lines ignored, a torn final line absent, a broken line named). */
-export function readStepRecords(file: string): StepRecord[] {
-  return readJsonlValues<StepRecord>(file, `step records not found: ${file}`);
+export function readStepRecords(file: string): RolloutRecord[] {
+  return readJsonlValues<RolloutRecord>(file, `step records not found: ${file}`);
 }
 
 /** Records of the last `lastSteps` steps of RL stage `stage` (all stages when stage is undefined). */
-export function lastSteps(records: StepRecord[], lastStepsN: number, stage?: number): StepRecord[] {
+export function lastSteps(records: RolloutRecord[], lastStepsN: number, stage?: number): RolloutRecord[] {
   const mine = records.filter((r) => stage === undefined || r.stage === stage);
   if (mine.length === 0) return [];
   const maxStep = Math.max(...mine.map((r) => r.step));
@@ -42,7 +28,7 @@ export function lastSteps(records: StepRecord[], lastStepsN: number, stage?: num
 }
 
 /** ETS: tasks with any failed (sampled) rollout among `records`, in first-seen order. */
-export function failedTasks(records: StepRecord[], taskById: Map<string, Task>): Task[] {
+export function failedTasks(records: RolloutRecord[], taskById: Map<string, Task>): Task[] {
   const out: Task[] = [];
   const seen = new Set<string>();
   for (const r of records) {
@@ -61,9 +47,9 @@ export function etsData(tok: Tokenizer, tasks: Task[]): TrainingSequence[] {
 }
 
 /** PRS: the judge's reflection on one rollout per (step, group): the first sampled rollout of each group. */
-export function prsData(tok: Tokenizer, records: StepRecord[], taskById: Map<string, Task>,
+export function prsData(tok: Tokenizer, records: RolloutRecord[], taskById: Map<string, Task>,
   pool: Map<string, JsonValue[]>): TrainingSequence[] {
-  const picked = new Map<string, StepRecord>();
+  const picked = new Map<string, RolloutRecord>();
   for (const r of records) {
     const key = `${r.stage ?? 0}/${r.step}/${r.group}`;
     if (!r.scripted && !picked.has(key)) picked.set(key, r);

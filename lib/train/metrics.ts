@@ -5,12 +5,13 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { readJsonlValues } from '../util/jsonl';
+import type { MetricRecord } from './records';
 
-export type MetricRecord = Record<string, number | string | boolean | null | Record<string, number>>;
+export type { MetricRecord } from './records';
 
-/** Anything that accepts metric records (a MetricsLog, or a wrapper that adds fields). */
-export interface MetricsSink {
-  log(rec: MetricRecord): void;
+/** Anything that accepts records of one kind (a MetricsLog, or a wrapper that adds the run-level fields). */
+export interface MetricsSink<R = MetricRecord> {
+  log(rec: R): void;
 }
 
 export class MetricsLog implements MetricsSink {
@@ -35,12 +36,6 @@ export class MetricsLog implements MetricsSink {
     this.beforeLog?.();
     this.records.push(rec);
     if (this.file) fs.appendFileSync(this.file, JSON.stringify(rec) + '\n');
-  }
-
-  /** The last record holding `key`, or undefined. */
-  last(key: string): MetricRecord | undefined {
-    for (let i = this.records.length - 1; i >= 0; i--) if (key in this.records[i]) return this.records[i];
-    return undefined;
   }
 }
 

@@ -14,7 +14,9 @@ import { cosineWithWarmup } from './schedule';
 import { TrainingSequence } from './encode';
 import { bucketedBatches, padBatch, PaddedBatch } from './batch';
 import { MetricsSink } from './metrics';
+import type { SFTStepRecord } from './records';
 import { ProgressBar } from '../util/progress';
+import { yieldToEventLoop } from '../util/yield';
 
 export interface SFTConfig {
   /** Peak learning rate. Paper FCL-SFT: 1e-5 (and 1e-6) for a 1.5B model; a 0.1M-param model needs far more. */
@@ -47,12 +49,12 @@ export const defaultSFTConfig: SFTConfig = {
 };
 
 export interface SFTHooks {
-  metrics?: MetricsSink;
+  metrics?: MetricsSink<SFTStepRecord>;
   /** Show a terminal progress bar (default true unless silent). */
   progress?: boolean;
   label?: string;
   /** Called after every optimizer step (e.g. live notebook plots, checkpoints). */
-  onStep?: (rec: { step: number; totalSteps: number; loss: number; lr: number; gradNorm: number; tokensPerS: number }) => void;
+  onStep?: (rec: SFTStepRecord) => void;
   /** Called after every epoch (1-based), e.g. for a quick validation. */
   onEpochEnd?: (epoch: number, step: number) => void;
 }
@@ -93,8 +95,11 @@ export function sftStep(model: GPT, opt: AdamW, seqs: TrainingSequence[], lr: nu
   }
 }
 
-/** Train `model` in place on `data`. Throws, naming the step, if the loss turns NaN/Inf. */
-export function trainSFT(model: GPT, data: TrainingSequence[], config: Partial<SFTConfig> = {}, hooks: SFTHooks = {}): SFTResult {
+/**
+ * Train `model` in place on `data`, giving the event loop a turn after every step (lib/util/yield.ts).
+ * Rejects, naming the step, if the loss turns NaN/Inf.
+ */
+export async function trainSFT(model: GPT, data: TrainingSequence[], config: Partial<SFTConfig> = {}, hooks: SFTHooks = {}): Promise<SFTResult> {
   const cfg: SFTConfig = { ...defaultSFTConfig, ...config };
   if (data.length === 0) throw new Error('trainSFT: no training sequences');
   const rng = new Rng(cfg.seed);
@@ -126,10 +131,11 @@ export function trainSFT(model: GPT, data: TrainingSequence[], config: Partial<S
         lastLoss = res.loss;
         emaLoss = Number.isNaN(emaLoss) ? res.loss : 0.9 * emaLoss + 0.1 * res.loss;
         const tokensPerS = tokens / Math.max(1e-3, (Date.now() - t0) / 1000);
-        const rec = { step, totalSteps, loss: res.loss, lr, gradNorm: res.gradNorm, tokensPerS };
-        hooks.metrics?.log({ phase: 'sft', epoch: epoch + 1, ...rec });
+        const rec: SFTStepRecord = { step, totalSteps, epoch: epoch + 1, loss: res.loss, lr, gradNorm: res.gradNorm, tokensPerS };
+        hooks.metrics?.log(rec);
         hooks.onStep?.(rec);
         bar.update(step, `loss ${emaLoss.toFixed(3)} | ${Math.round(tokensPerS)} tok/s`);
+        await yieldToEventLoop();
       }
       hooks.onEpochEnd?.(epoch + 1, step);
     }

@@ -8,7 +8,7 @@ import { PolicyLossConfig } from './loss';
 export interface GRPOConfig extends PolicyLossConfig {
   /** Rollouts per prompt. Paper: 8 (rollout.n). */
   groupSize: number;
-  /** Prompts (tasks) per RL step. Paper: 60 (train_batch_size); ours: 8, to fit a CPU step in seconds. */
+  /** Prompts (tasks) per RL step. Paper: 60 (train_batch_size); ours: per preset (lib/experiments/presets.ts). */
   promptsPerStep: number;
   /** Prompts per PPO mini-batch. Paper: 20 (ppo_mini_batch_size), i.e. 3 updates per step; ours keeps the 3:1 ratio where possible. */
   promptsPerMiniBatch: number;
@@ -22,7 +22,10 @@ export interface GRPOConfig extends PolicyLossConfig {
   ppoEpochs: number;
   /** Number of RL steps. Paper: 300 (total_training_steps); ours per preset. */
   steps: number;
-  /** Learning rate. Paper: 1e-6 for 1.5B parameters; ours: chosen by the LR sweep (a tiny model needs a larger one). */
+  /**
+   * Learning rate. Paper: 1e-6 for 1.5B parameters; ours: 3e-4, the main rate of the study (lib/experiments/configs.ts
+   * RL_LR; a tiny model needs a larger one, and the LR sweep reports the others).
+   */
   lr: number;
   /** Linear warmup steps, then constant. Paper: 10 (lr_warmup_steps); ETS/PRS RL stages use 5. */
   warmupSteps: number;
@@ -30,7 +33,7 @@ export interface GRPOConfig extends PolicyLossConfig {
   weightDecay: number;
   /** Global-norm gradient clip. Paper: 1.0 (grad_clip). */
   maxGradNorm: number;
-  /** Entropy bonus coefficient. Paper: 0 (entropy_coeff). */
+  /** Entropy bonus: the loss minus entropyCoef x the token-mean entropy (verl's entropy_coeff). Paper: 0. */
   entropyCoef: number;
   /** Sampling temperature. Paper: 1.0 (top-p 1.0). */
   temperature: number;
@@ -59,7 +62,7 @@ export const defaultGRPOConfig: GRPOConfig = {
   microBatchTokens: 8192,
   ppoEpochs: 1,
   steps: 100,
-  lr: 1e-3,
+  lr: 3e-4,
   warmupSteps: 10,
   weightDecay: 0.01,
   maxGradNorm: 1.0,

@@ -23,7 +23,8 @@ import { constantWithWarmup } from '../schedule';
 import { PaddedBatch } from '../batch';
 import { rollout, ScriptedRow, Trajectory } from '../rollout';
 import { evaluateModel, EvalResult } from '../evaluate';
-import { MetricRecord, MetricsSink } from '../metrics';
+import { MetricsSink } from '../metrics';
+import { GRPOStepRecord, PerCategoryAccuracy, RolloutRecord } from '../records';
 import { probeContexts, probeTokenIds, runProbe } from '../../diagnostics/probe';
 import { gradientSplit, topOtherSplit } from '../../diagnostics/gradsplit';
 import { grpoAdvantages, zeroRewardGroupShare, zeroVarianceGroupShare } from './advantages';
@@ -54,9 +55,6 @@ export interface SyncSignal {
   extraLoss?(model: GPT, batch: PaddedBatch): tf.Scalar;
 }
 
-export interface StepStats extends MetricRecord {
-  step: number;
-}
 
 export interface TrainerArgs {
   model: GPT;
@@ -67,11 +65,11 @@ export interface TrainerArgs {
   valTasks: Task[];
   config: GRPOConfig;
   signal?: SyncSignal;
-  metrics?: MetricsSink;
-  /** Where to append step records of the rollouts (task id, messages, reward, errorTurn); null = none. */
+  metrics?: MetricsSink<GRPOStepRecord>;
+  /** Where to append the rollout records (task id, messages, reward, errorTurn); null = none. */
   stepRecordsFile?: string | null;
-  /** Extra fields written into every step record (e.g. the stage index). */
-  stepRecordFields?: Record<string, number | string>;
+  /** The stage index written into every rollout record. */
+  stage?: number;
 }
 
 /** The trainer's mutable state that a checkpoint must hold for an exact resume. */
@@ -168,7 +166,7 @@ export class GRPOTrainer {
   }
 
   /** One RL step; returns the logged record. */
-  step(): StepStats {
+  step(): GRPOStepRecord {
     const cfg = this.config;
     const tok = this.args.tokenizer;
     const stepNo = this.stepIndex + 1;
@@ -211,7 +209,7 @@ export class GRPOTrainer {
       for (const t of trajs) for (const m of t.messages) if (!m.scripted) states.push(m.state);
       const shares = stateShares(states);
       this.stepIndex = stepNo;
-      const rec: StepStats = {
+      const rec: GRPOStepRecord = {
         step: stepNo,
         lr,
         reward: mean(rewards),
@@ -249,7 +247,7 @@ export class GRPOTrainer {
       if (stepNo % cfg.valEvery === 0 || stepNo === cfg.steps) {
         const val = this.validate();
         rec.valAccuracy = val.mean;
-        for (const [c, v] of Object.entries(val.perCategory)) rec[`val_${c}`] = v.accuracy;
+        for (const [c, v] of Object.entries(val.perCategory)) rec[`val_${c}` as keyof PerCategoryAccuracy] = v.accuracy;
         rec.valFullCollapse = val.states.fullCollapse;
         rec.valHealthyCall = val.states.healthyCall;
       }
@@ -266,12 +264,15 @@ export class GRPOTrainer {
     const file = this.args.stepRecordsFile;
     if (!file) return;
     fs.mkdirSync(path.dirname(file), { recursive: true });
-    const lines = trajs.map((t, i) => JSON.stringify({
-      ...(this.args.stepRecordFields ?? {}), step, taskId: t.taskId, category: t.category, group: Math.floor(i / this.config.groupSize),
-      index: i % this.config.groupSize, reward: t.reward, errorTurn: t.errorTurn,
-      messages: t.messages.map((m) => m.content), states: t.messages.map((m) => m.state),
-      scripted: t.messages.some((m) => m.scripted),
-    }));
+    const lines = trajs.map((t, i) => {
+      const rec: RolloutRecord = {
+        stage: this.args.stage, step, taskId: t.taskId, category: t.category, group: Math.floor(i / this.config.groupSize),
+        index: i % this.config.groupSize, reward: t.reward, errorTurn: t.errorTurn,
+        messages: t.messages.map((m) => m.content), states: t.messages.map((m) => m.state),
+        scripted: t.messages.some((m) => m.scripted),
+      };
+      return JSON.stringify(rec);
+    });
     fs.appendFileSync(file, lines.join('\n') + '\n');
   }
 

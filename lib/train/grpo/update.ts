@@ -9,7 +9,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { GPT } from '../../model/gpt';
-import { rowLogProbs } from '../../model/logprobs';
+import { entropyFromLogits, rowLogProbs } from '../../model/logprobs';
 import { AdamW, computeGrads, disposeGrads } from '../optim';
 import { PaddedBatch } from '../batch';
 import { timed } from '../phases';
@@ -38,43 +38,68 @@ function accumulate(acc: Map<string, tf.Tensor>, grads: Map<string, tf.Tensor>):
   }
 }
 
-export function updateMiniBatch(model: GPT, opt: AdamW, mb: MiniBatch, cfg: PolicyLossConfig, lr: number,
-  opts: { signal?: SyncSignal; extra?: PaddedBatch | null; stepNo: number }): UpdateStats {
+/** The loss terms of one mini-batch (token-means over its trained tokens), before the optimizer step. */
+export type LossTerms = Omit<UpdateStats, 'gradNorm'>;
+
+/**
+ * Loss and gradients of one mini-batch: every micro-batch's part, then the signal's extra loss, summed. The
+ * caller owns (and disposes) the gradients.
+ */
+export function miniBatchGrads(model: GPT, mb: MiniBatch, cfg: PolicyLossConfig & { entropyCoef: number },
+  opts: { signal?: SyncSignal; extra?: PaddedBatch | null } = {}): { terms: LossTerms; grads: Map<string, tf.Tensor> } {
   const sig = opts.signal;
   const acc = new Map<string, tf.Tensor>();
-  const terms: tf.Tensor1D[] = []; // per micro-batch [loss, pg, kl, clip, dual]
+  const sums: LossTerms = { loss: 0, pgLoss: 0, kl: 0, clipFrac: 0, dualClipFrac: 0 };
+  const add = (terms: Partial<Record<keyof LossTerms, tf.Scalar>>) => {
+    for (const [k, t] of Object.entries(terms) as [keyof LossTerms, tf.Scalar][]) {
+      sums[k] += t.dataSync()[0];
+      t.dispose();
+    }
+  };
   try {
     for (const m of mb.micro) {
-      let stats: tf.Tensor1D | null = null;
+      let kept: Omit<Record<keyof LossTerms, tf.Scalar>, 'loss'> | null = null;
       const { value, grads } = timed('backward', () => computeGrads(model.params(), () => {
         const logits = model.forwardAt(m.batch.inputs, m.batch.trained); // [M, V]: trained positions only
         const logp = rowLogProbs(logits, m.batch.trainedTargets); // [M]
         const { adv, off } = m.batch.extras; // [M] each
         const offPolicy = sig?.offPolicyLoss ? { mask: off, loss: sig.offPolicyLoss(logp, adv) } : undefined;
         const t = policyLoss(logp, m.old, m.ref, adv, null, cfg, offPolicy, mb.targetCount);
-        stats = tf.keep(tf.stack([t.loss, t.pgLoss, t.kl, t.clipFrac, t.dualClipFrac]) as tf.Tensor1D);
-        return t.loss;
+        let loss = t.loss;
+        if (cfg.entropyCoef !== 0) {
+          // verl's entropy bonus: loss - entropyCoef * token-mean entropy (the paper's script sets it to 0)
+          const [M, V] = logits.shape;
+          const ent = tf.sum(entropyFromLogits(tf.reshape(logits, [1, M, V]) as tf.Tensor3D));
+          loss = tf.sub(loss, tf.mul(tf.div(ent, Math.max(mb.targetCount, 1)), cfg.entropyCoef)) as tf.Scalar;
+        }
+        kept = { pgLoss: tf.keep(t.pgLoss), kl: tf.keep(t.kl), clipFrac: tf.keep(t.clipFrac), dualClipFrac: tf.keep(t.dualClipFrac) };
+        return loss;
       }));
-      value.dispose();
-      terms.push(stats!);
+      add({ loss: value, ...kept! });
       accumulate(acc, grads);
     }
-    let extraLoss = 0;
     if (sig?.extraLoss && opts.extra) {
       const extra = opts.extra;
       const { value, grads } = timed('backward', () => computeGrads(model.params(), () => sig.extraLoss!(model, extra)));
-      extraLoss = value.dataSync()[0];
-      value.dispose();
+      add({ loss: value });
       accumulate(acc, grads);
     }
-    const sums = [0, 0, 0, 0, 0];
-    for (const t of terms) t.dataSync().forEach((x, i) => (sums[i] += x));
-    const loss = sums[0] + extraLoss;
-    if (!Number.isFinite(loss)) throw new Error(`grpo step ${opts.stepNo}: non-finite loss (${loss})`);
-    const { gradNorm } = timed('optimizer', () => opt.step(acc, lr));
-    return { loss, pgLoss: sums[1], kl: sums[2], clipFrac: sums[3], dualClipFrac: sums[4], gradNorm };
-  } finally {
-    tf.dispose(terms);
+    return { terms: sums, grads: acc };
+  } catch (e) {
     disposeGrads(acc);
+    throw e;
+  }
+}
+
+/** miniBatchGrads, then one AdamW step with global-norm clipping; refuses a non-finite loss before the step. */
+export function updateMiniBatch(model: GPT, opt: AdamW, mb: MiniBatch, cfg: PolicyLossConfig & { entropyCoef: number }, lr: number,
+  opts: { signal?: SyncSignal; extra?: PaddedBatch | null; stepNo: number }): UpdateStats {
+  const { terms, grads } = miniBatchGrads(model, mb, cfg, opts);
+  try {
+    if (!Number.isFinite(terms.loss)) throw new Error(`grpo step ${opts.stepNo}: non-finite loss (${terms.loss})`);
+    const { gradNorm } = timed('optimizer', () => opt.step(grads, lr));
+    return { ...terms, gradNorm };
+  } finally {
+    disposeGrads(grads);
   }
 }
