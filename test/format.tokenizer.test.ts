@@ -51,10 +51,14 @@ test('digits are one token each', () => {
   assert.deepEqual(tok.encode('907'), ['9', '0', '7'].map((d) => tok.id(d)));
 });
 
-test('words merge one leading space; underscore-joined identifiers are one token', () => {
-  assert.deepEqual(pretokenize('send_message'), ['send_message']);
-  assert.deepEqual(pretokenize(' file_name_'), [' file_name', '_']);
-  assert.deepEqual(pretokenize('_x'), ['_', 'x']);
+test('words merge one leading space; identifiers are sub-word pieces shared across names', () => {
+  assert.deepEqual(pretokenize('send_message'), ['send', '_message']);
+  assert.deepEqual(pretokenize('set_reminder_time'), ['set', '_reminder', '_time']);
+  assert.deepEqual(pretokenize(' file_name_'), [' file', '_name', '_']);
+  assert.deepEqual(pretokenize('_x _ 9_'), ['_x', ' ', '_', ' ', '9', '_']);
+  // the held-out family's names are made of pieces the training world and corpus use
+  const world = Tokenizer.fromTexts(['snooze_reminder', 'get_local_time', 'set_alarm']);
+  assert.deepEqual(world.unknownPieces('set_reminder_time'), []);
   assert.deepEqual(pretokenize('a  b'), ['a', ' ', ' b']);
   assert.deepEqual(pretokenize('Done.\n'), ['Done', '.', '\n']);
   assert.notEqual(tok.id(' cd'), tok.id('cd'));
@@ -80,9 +84,10 @@ test('unknown words encode to <unk>; a known bare word covers its spaced form', 
   assert.deepEqual(ids, [tok.id(UNK)]);
   assert.deepEqual(tok.unknownPieces('cd zebra 🙂 cd'), [' zebra', '🙂']);
   assert.throws(() => tok.id('zebra'), /unknown piece/);
-  // ' Move' may be absent but 'Move' known: falls back to ' ' + 'Move'.
+  // ' Move' (or '_Move') may be absent but 'Move' known: falls back to ' ' (or '_') + 'Move'.
   const t2 = Tokenizer.fromTexts(['Move']);
   assert.deepEqual(t2.encode(' Move'), [t2.id(' '), t2.id('Move')]);
+  assert.deepEqual(t2.encode('zz_Move'), [t2.id(UNK), t2.id('_'), t2.id('Move')]);
   assert.equal(t2.decode(t2.encode(' Move')), ' Move');
 });
 

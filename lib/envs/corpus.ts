@@ -33,10 +33,20 @@ export interface CorpusConfig {
   /** Share of requests missing a required value (the reply asks for it). Default 0.1. */
   askShare: number;
   /**
-   * Share of synthetic conversations posed in the python-list syntax. Default 0.1: a pretrained instruct model
-   * has seen python calls, so format-OOD (docs/design.md A.7) tests a known-but-untrained format, not unseen tokens.
+   * Share of conversations posed in the python-list syntax, the world-function ones included. Default 0.3: a
+   * pretrained instruct model has seen python calls, so format-OOD (docs/design.md A.7) tests a known but
+   * untrained format, not unseen tokens. (With python only in 10% of the synthetic conversations, the base
+   * opened python calls on format-OOD and closed them as JSON: `[mkdir(folder='recipes"}}`.)
    */
   pythonShare: number;
+  /**
+   * Share of synthetic conversations whose functions are renamed (the verb of every name swapped for a
+   * synonym: `get_weather` -> `fetch_weather`, `list_events` -> `view_events`). Default 0.5. ToolACE holds
+   * thousands of APIs; with 30 fixed names a small model memorises request -> name and never reads the
+   * `<tools>` block, which is what an unseen family (content-OOD) needs: the first base called the corpus's
+   * complete_task for "mark reminder 10 as done" although the tools offered complete_reminder.
+   */
+  renameShare: number;
   seed: number;
 }
 
@@ -46,7 +56,8 @@ export const defaultCorpusConfig: CorpusConfig = {
   worldFunctionShare: 0.45,
   noToolShare: 0.1,
   askShare: 0.1,
-  pythonShare: 0.1,
+  pythonShare: 0.3,
+  renameShare: 0.5,
   seed: 7,
 };
 
@@ -96,12 +107,29 @@ function callTurn(msgs: Message[], rng: Rng, calls: ToolCall[], results: string[
 
 const SYNTH_SPECS = SYNTH_FUNCTIONS.map((f) => f.spec);
 
-function synthConversation(rng: Rng, kind: CorpusKind, syntax: CallSyntax): Message[] | null {
-  const fns = rng.sample(SYNTH_FUNCTIONS, kind === 'multi' ? 2 : rng.chance(0.25) ? 2 : 1);
+/** Synonyms of the verbs that start the synthetic function names (corpus renaming, CorpusConfig.renameShare). */
+const VERB_SYNONYMS: Record<string, string[]> = {
+  get: ['fetch', 'check', 'show'], set: ['change', 'update'], book: ['reserve'], order: ['request'], play: ['start'],
+  translate: ['convert'], convert: ['exchange'], search: ['find', 'query'], create: ['add', 'new'], list: ['view', 'show'],
+  complete: ['finish', 'close'], snooze: ['delay'], mute: ['silence'], post: ['share', 'publish'], find: ['search', 'locate'],
+  calculate: ['compute'], send: ['write'], check: ['verify', 'get'], rent: ['hire'], add: ['sum'], reminder: ['alert'],
+};
+
+/** A renamed copy of a function (verb swapped for a synonym), or the function itself when its verb has none. */
+function renamed(rng: Rng, f: SynthFunction): SynthFunction {
+  const [verb, ...rest] = f.spec.name.split('_');
+  const syn = VERB_SYNONYMS[verb];
+  if (!syn || rest.length === 0) return f;
+  return { ...f, spec: { ...f.spec, name: [rng.pick(syn), ...rest].join('_') } };
+}
+
+function synthConversation(rng: Rng, kind: CorpusKind, syntax: CallSyntax, rename: boolean): Message[] | null {
+  const pool = rename ? SYNTH_FUNCTIONS.map((f) => renamed(rng, f)) : SYNTH_FUNCTIONS;
+  const fns = rng.sample(pool, kind === 'multi' ? 2 : rng.chance(0.25) ? 2 : 1);
   // Python conversations often use a boolean argument, so the python literals True / False are seen words.
-  const boolFn = SYNTH_FUNCTIONS.find((f) => f.params.some((p) => p.type === 'boolean'));
+  const boolFn = pool.find((f) => f.params.some((p) => p.type === 'boolean'));
   if (syntax === 'python' && boolFn && !fns.includes(boolFn) && rng.chance(0.2)) fns[0] = boolFn;
-  const tools = toolList(rng, fns.map((f) => f.spec), SYNTH_SPECS);
+  const tools = toolList(rng, fns.map((f) => f.spec), pool.map((f) => f.spec));
   const msgs: Message[] = [{ role: 'system', content: renderSystemPrompt(tools, { syntax }) }];
   if (kind === 'no_tool') {
     msgs.push({ role: 'user', content: say(rng, NO_TOOL_ASKS) });
@@ -130,7 +158,7 @@ function synthConversation(rng: Rng, kind: CorpusKind, syntax: CallSyntax): Mess
   return msgs;
 }
 
-function worldConversation(rng: Rng): Message[] | null {
+function worldConversation(rng: Rng, syntax: CallSyntax): Message[] | null {
   const family = rng.pick(TRAIN_FAMILIES);
   const state = FAMILIES[family].randomState(rng, {});
   const req = rng.pick(WORLD_REQUESTS[family])(state as never, rng);
@@ -146,9 +174,9 @@ function worldConversation(rng: Rng): Message[] | null {
   const needed = famTools.filter((t) => req.calls.some((c) => c.name === t.name));
   // World tools mixed with a few synthetic ones: the prompt is not a copy of a task prompt.
   const tools = toolList(rng, needed, famTools.concat(rng.sample(SYNTH_SPECS, 2)));
-  const msgs: Message[] = [{ role: 'system', content: renderSystemPrompt(tools, { syntax: 'json' }) }];
+  const msgs: Message[] = [{ role: 'system', content: renderSystemPrompt(tools, { syntax }) }];
   msgs.push({ role: 'user', content: req.text });
-  callTurn(msgs, rng, req.calls, results, 'json');
+  callTurn(msgs, rng, req.calls, results, syntax);
   return msgs;
 }
 
@@ -167,8 +195,8 @@ export function generateCorpus(cfg: Partial<CorpusConfig> = {}): CorpusConversat
     else if (u < c.worldFunctionShare + c.noToolShare) kind = 'no_tool';
     else if (u < c.worldFunctionShare + c.noToolShare + c.askShare) kind = 'ask';
     else kind = r.chance(c.multiTurnShare) ? 'multi' : 'tool';
-    const syntax: CallSyntax = kind !== 'world' && r.chance(c.pythonShare) ? 'python' : 'json';
-    const msgs = kind === 'world' ? worldConversation(r) : synthConversation(r, kind, syntax);
+    const syntax: CallSyntax = r.chance(c.pythonShare) ? 'python' : 'json';
+    const msgs = kind === 'world' ? worldConversation(r, syntax) : synthConversation(r, kind, syntax, r.chance(c.renameShare));
     if (!msgs) continue;
     out.push({ id: `corpus-${String(out.length).padStart(4, '0')}`, kind, syntax, messages: msgs });
   }

@@ -18,6 +18,7 @@ const CURRENCIES = ['euro', 'dollar', 'yen', 'pound'];
 const MOVIES = ['avatar', 'frozen', 'inception', 'jaws', 'titanic'];
 const INGREDIENTS = ['rice', 'chicken', 'tomato', 'cheese', 'egg', 'potato'];
 const WEATHER = ['sunny', 'rainy', 'cloudy', 'windy', 'snowy'];
+const SOUNDS = ['bell', 'chime', 'beep', 'piano', 'birds'];
 const TASK_TITLES = ['clean the kitchen', 'call the doctor', 'wash the car', 'plan the trip', 'read a book', 'visit grandma'];
 /** Todo titles also draw on the world's phrases, so their words are known everywhere (docs/design.md B: closed vocabulary). */
 const TODO_TITLES = TASK_TITLES.concat(REMINDER_TITLES);
@@ -68,6 +69,7 @@ export const SYNTH_FUNCTIONS: SynthFunction[] = [
   fn('create_task', 'add an item to the todo list', [['title', 'string', from(TODO_TITLES)]], ['add "{title}" to my todo list.', 'I need to {title}, put it on my list.', 'remind me to {title}: put it on my todo list.', 'please remind me to {title} with a todo item.'], (_a, r) => ({ task_id: r.int(1, 99) })),
   fn('complete_task', 'mark a todo item as done', [['task_id', 'integer', intIn(1, 99)]], ['mark task {task_id} as done.', 'I finished task {task_id}.', 'task {task_id} is complete.'], (a) => ({ task_id: a.task_id, done: true })),
   fn('snooze_reminder', 'delay the next calendar reminder', [['minutes', 'integer', intIn(5, 60)]], ['snooze my next reminder by {minutes} minutes.', 'reminder later, please: {minutes} minutes.', 'one more thing: push the reminder back {minutes} minutes.'], (a) => ({ minutes: a.minutes, status: 'snoozed' })),
+  fn('reminder_sound', 'choose the sound of calendar reminders', [['sound', 'string', from(SOUNDS)]], ['make my reminders ring with the {sound} sound.', 'change the reminder sound to {sound}.'], (a) => ({ sound: a.sound, status: 'changed' })),
   fn('mute_reminders', 'silence calendar reminders', [['hours', 'integer', intIn(1, 8)]], ['mute my reminders for {hours} hours.', 'no reminders for {hours} hours, please.'], (a) => ({ muted_hours: a.hours })),
   fn('search_posts', 'find posts with a word', [['keyword', 'string', from(POST_WORDS)]], ['find my posts about {keyword}.', 'search my posts for "{keyword}".'], (_a, r) => ({ posts: r.int(0, 5) })),
   fn('post_status', 'share a status update', [['text', 'string', from(STATUS_TEXTS)]], ['share "{text}" on my profile.', 'post the status "{text}".'], (a) => ({ posted: true, text: a.text })),

@@ -116,8 +116,7 @@ export function buildDataset(seed: number = DEFAULT_DATA_SEED, opts: DatasetOpti
   }
   // the PRS judge's fixed phrases (its reflections otherwise reuse task words and tool calls)
   vocabTexts.push(REFUSAL_FUNC, REFUSAL_PARAM, TURN_DONE, ...errorProbeTexts(), ...JUDGE_TEXTS);
-  // identifiers (function / argument names) get tokens of their own only when training text has them
-  const tokenizer = Tokenizer.fromTexts(vocabTexts, { identifiers: Tokenizer.identifiersOf(seenTexts) });
+  const tokenizer = Tokenizer.fromTexts(vocabTexts);
 
   const seenTok = Tokenizer.fromTexts(seenTexts);
   const unseen = new Set<string>();

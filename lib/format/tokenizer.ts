@@ -6,16 +6,18 @@
  *    of a JSON call, so the next-token probe of A.5 (p(`{"`) vs p(`<|im_end|>`) vs p(`<tool_call>`)) is
  *    well defined;
  * 2. digits are one token each, so numbers in arguments are spelled, not memorised;
- * 3. an identifier joined by underscores is ONE token (`send_message`, `file_name`): emitting a function or
- *    argument name is then a single choice, copied from the tool list, instead of a sequence of word tokens
- *    that a small model blends into names that do not exist (`place_order_order_history`: what an earlier
- *    underscore-splitting tokenizer gave us, with a base model near 0% accuracy).
+ * 3. an identifier is made of sub-word pieces shared across API families: `send_message` is `send` `_message`,
+ *    `set_reminder_time` is `set` `_reminder` `_time`. An API family never trained on (content-OOD) then has
+ *    names made of pieces the policy has written elsewhere (`_reminder` from a corpus API's `snooze_reminder`),
+ *    so a name can be copied from the `<tools>` block piece by piece. (An earlier layout made every training
+ *    identifier one token: names were single choices, but an unseen family's names were spelled from pieces
+ *    the policy had never emitted, and content-OOD accuracy was 0.)
  *
  * Pre-tokenization is greedy, left to right; at each position the FIRST rule that matches wins:
  *   1. one of the 8 special tags (literal);
  *   2. a multi-character JSON punctuation piece (longest first): `": "`, `"}}`, `{"`, ...;
- *   3. a word `[A-Za-z]+(_[A-Za-z]+)*` (letters, underscore-joined), with at most ONE leading space merged
- *      into it (` word` and `word` are distinct);
+ *   3. a word `[A-Za-z]+` with at most ONE leading space merged into it (` word` and `word` are distinct),
+ *      or an identifier's continuation `_[A-Za-z]+` (an underscore and the letters after it);
  *   4. a digit;
  *   5. any other single character (one code point).
  * The vocabulary is `<pad>`, `<unk>`, the tags, the punctuation pieces, digits, printable ASCII and `\n`
@@ -32,18 +34,7 @@ import { PAD, UNK, SPECIAL_TOKENS } from './tokens';
  */
 export const PUNCT_PIECES: readonly string[] = ['": "', '", "', '"}}', '": ', ', "', '{"', '"}', '}}', '["', '"]'];
 
-const WORD_RE = /^ ?[A-Za-z]+(_[A-Za-z]+)*$/;
-
-/** The parts of an underscore-joined identifier (` set_time` -> ` set`, `_`, `time`); other pieces unchanged. */
-export function identifierParts(piece: string): string[] {
-  if (!WORD_RE.test(piece) || piece.indexOf('_') < 0) return [piece];
-  const out: string[] = [];
-  piece.split('_').forEach((w, i) => {
-    if (i > 0) out.push('_');
-    out.push(w);
-  });
-  return out;
-}
+const WORD_RE = /^( ?[A-Za-z]+|_[A-Za-z]+)$/;
 
 function isLetter(code: number): boolean {
   return (code >= 65 && code <= 90) || (code >= 97 && code <= 122);
@@ -95,12 +86,12 @@ export function pretokenize(text: string): string[] {
         }
       }
     }
-    // 3. a word, optionally with one leading space.
-    const wordStart = c === 32 && i + 1 < n && isLetter(text.charCodeAt(i + 1)) ? i + 1 : isLetter(c) ? i : -1;
+    // 3. a word, optionally with one leading space; or `_` + letters (an identifier's next part).
+    const wordStart = c === 32 && i + 1 < n && isLetter(text.charCodeAt(i + 1)) ? i + 1
+      : isLetter(c) || (c === 95 && i + 1 < n && isLetter(text.charCodeAt(i + 1))) ? i + (c === 95 ? 1 : 0) : -1;
     if (wordStart >= 0) {
       let j = wordStart + 1;
-      // letters, and underscores that join two letter runs
-      while (j < n && (isLetter(text.charCodeAt(j)) || (text.charCodeAt(j) === 95 && j + 1 < n && isLetter(text.charCodeAt(j + 1))))) j++;
+      while (j < n && isLetter(text.charCodeAt(j))) j++;
       out.push(text.slice(i, j));
       i = j;
       continue;
@@ -154,22 +145,14 @@ export class Tokenizer {
   }
 
   /**
-   * Build a vocabulary: the base pieces plus every word piece (` word` / `word`) seen at least `minCount`
-   * times in `texts`, sorted by code unit so the same corpus always gives the same ids. With `identifiers`,
-   * an underscore-joined identifier gets a token of its own only if it is in that set (the identifiers of
-   * the training text); any other enters as its parts (` set`, `_`, `reminder`), so the held-out family's
-   * function names are spelled from known words instead of never-trained tokens.
+   * Build a vocabulary: the base pieces plus every word piece (` word`, `word`, `_word`) seen at least
+   * `minCount` times in `texts`, sorted by code unit so the same corpus always gives the same ids.
    */
-  static fromTexts(texts: Iterable<string>, opts: { minCount?: number; identifiers?: Set<string> } = {}): Tokenizer {
+  static fromTexts(texts: Iterable<string>, opts: { minCount?: number } = {}): Tokenizer {
     const minCount = opts.minCount ?? 1;
     const counts = new Map<string, number>();
-    const add = (p: string) => counts.set(p, (counts.get(p) ?? 0) + 1);
     for (const text of texts) {
-      for (const p of pretokenize(text)) {
-        if (!WORD_RE.test(p)) continue;
-        if (opts.identifiers && p.indexOf('_') >= 0 && !opts.identifiers.has(p.trim())) identifierParts(p).forEach(add);
-        else add(p);
-      }
+      for (const p of pretokenize(text)) if (WORD_RE.test(p)) counts.set(p, (counts.get(p) ?? 0) + 1);
     }
     const base = basePieces();
     const baseSet = new Set(base);
@@ -179,13 +162,6 @@ export class Tokenizer {
     });
     words.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     return new Tokenizer(base.concat(words));
-  }
-
-  /** The underscore-joined identifiers of some texts (without leading space), for fromTexts' `identifiers`. */
-  static identifiersOf(texts: Iterable<string>): Set<string> {
-    const out = new Set<string>();
-    for (const text of texts) for (const p of pretokenize(text)) if (p.indexOf('_') >= 0 && WORD_RE.test(p)) out.add(p.trim());
-    return out;
   }
 
   static fromJSON(obj: unknown): Tokenizer {
@@ -205,10 +181,9 @@ export class Tokenizer {
   }
 
   /**
-   * Text -> ids. A piece outside the vocabulary falls back, in order: ` word` missing but `word` known is
-   * spelled ` ` + `word` (so a vocabulary built with minCount > 1 still round-trips common words); an unknown
-   * identifier is spelled from its parts (`set_reminder_time` -> `set` `_` `reminder` `_` `time`); whatever
-   * is still unknown becomes `<unk>`.
+   * Text -> ids. A piece outside the vocabulary falls back, in order: ` word` or `_word` missing but `word`
+   * known is spelled ` ` + `word` or `_` + `word` (so a vocabulary built with minCount > 1 still round-trips
+   * common words); whatever is still unknown becomes `<unk>`.
    */
   encode(text: string): number[] {
     const out: number[] = [];
@@ -222,18 +197,13 @@ export class Tokenizer {
       out.push(id);
       return true;
     }
-    if (p.length > 1 && p.charCodeAt(0) === 32) {
+    const lead = p.charCodeAt(0);
+    if (p.length > 1 && (lead === 32 || lead === 95)) {
       const bare = this.ids.get(p.slice(1));
       if (bare !== undefined) {
-        out.push(this.ids.get(' ')!, bare);
+        out.push(this.ids.get(p[0])!, bare);
         return true;
       }
-    }
-    const parts = identifierParts(p);
-    if (parts.length > 1) {
-      let ok = true;
-      for (const q of parts) ok = this.encodePiece(q, out) && ok;
-      return ok;
     }
     out.push(this.unkId);
     return false;
