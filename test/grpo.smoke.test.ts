@@ -7,7 +7,7 @@ import { initBackend } from '../lib/backend';
 import { saveCheckpoint } from '../lib/model/checkpoint';
 import { runExperiment, RunOptions } from '../lib/experiments/runner';
 import { getPreset } from '../lib/experiments/presets';
-import { ExperimentSpec, rlSizes } from '../lib/experiments/spec';
+import { ExperimentSpec, rlSizes, StageSpec } from '../lib/experiments/spec';
 import { readMetrics } from '../lib/train/metrics';
 import { grpoRecords, MetricRecord, numberField } from '../lib/train/records';
 import { runEval, formatEval } from '../lib/cli/eval';
@@ -84,6 +84,33 @@ test('--resume continues a killed run and reproduces the uninterrupted metrics',
   assert.equal(b.length, a.length);
   assert.deepEqual(b, a);
   assert.equal(fs.readFileSync(path.join(killed, 'rollouts.jsonl'), 'utf8'), fs.readFileSync(path.join(full, 'rollouts.jsonl'), 'utf8'));
+});
+
+test('--branch continues a run from a branch point: under its own config exactly, under another method from there', async () => {
+  const overrides = { 'grpo.steps': 4, 'grpo.checkpointEvery': 2, 'grpo.valEvery': 2 };
+  const keep = { ...getPreset('smoke'), resumePoints: true };
+  const parent = tmpDir('parent');
+  await runExperiment(spec(), opts(parent, { overrides, preset: keep }));
+  assert.ok(fs.existsSync(path.join(parent, 'branches', 'step-000002', 'state.json')), 'a branch point every checkpointEvery steps');
+  // the same config from step 2: the parent's run again, record for record
+  const same = tmpDir('branch-same');
+  await runExperiment(spec(), opts(same, { overrides, preset: keep, branch: { from: parent, step: 2 } }));
+  assert.deepEqual(strip(readMetrics(path.join(same, 'metrics.jsonl'))), strip(readMetrics(path.join(parent, 'metrics.jsonl'))));
+  assert.equal(fs.readFileSync(path.join(same, 'rollouts.jsonl'), 'utf8'), fs.readFileSync(path.join(parent, 'rollouts.jsonl'), 'utf8'));
+  assert.deepEqual(JSON.parse(fs.readFileSync(path.join(same, 'run.json'), 'utf8')).branch, { from: parent, step: 2 });
+  // OPS from step 2: the parent's first two steps, then scripted ground-truth rollouts
+  const ops: ExperimentSpec = { ...spec(), name: 'ops-branch', stages: (p) => [{ ...spec().stages(p)[0], signal: { kind: 'ops' } } as StageSpec] };
+  const other = tmpDir('branch-ops');
+  await runExperiment(ops, opts(other, { overrides, preset: keep, branch: { from: parent, step: 2 } }));
+  const [a, b] = [grpoRecords(readMetrics(path.join(parent, 'metrics.jsonl'))), grpoRecords(readMetrics(path.join(other, 'metrics.jsonl')))];
+  assert.deepEqual(strip(b.slice(0, 2)), strip(a.slice(0, 2)));
+  assert.deepEqual(b.map((r) => r.step), [1, 2, 3, 4]);
+  const rolls = fs.readFileSync(path.join(other, 'rollouts.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  assert.ok(rolls.filter((r) => r.step <= 2).every((r) => !r.scripted) && rolls.some((r) => r.step > 2 && r.scripted));
+  await assert.rejects(runExperiment(spec(), opts(tmpDir('branch-bad'), { overrides, preset: keep, branch: { from: parent, step: 3 } })),
+    /has no branch point at step 3 \(it has 2\)/);
+  await assert.rejects(runExperiment(spec(), opts(tmpDir('branch-bad'), { overrides, preset: keep, branch: { from: tmpDir('empty'), step: 2 } })),
+    /holds no run/);
 });
 
 test('--init starts from another checkpoint (recorded in run.json); id_constrained is the capability probe', async () => {

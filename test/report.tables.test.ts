@@ -26,7 +26,9 @@ const states = (c: number) => ({ healthyCall: 1 - c, healthyResponse: 0, polluti
 function evalOf(acc: number[], collapse = 0) {
   const cats = ['base', 'miss_func', 'miss_param', 'long_context'];
   const perCategory = Object.fromEntries(cats.map((c, i) => [c, { n: 10, accuracy: acc[i] }]));
-  return { perCategory, mean: acc.reduce((a, b) => a + b, 0) / acc.length, states: states(collapse), meanTokens: 50 };
+  // per-task outcomes behind the accuracies: the first acc x 10 of the 10 tasks of each category passed
+  const outcomes = Object.fromEntries(cats.map((c, i) => [c, '1'.repeat(Math.round(acc[i] * 10)).padEnd(10, '0')]));
+  return { perCategory, mean: acc.reduce((a, b) => a + b, 0) / acc.length, states: states(collapse), meanTokens: 50, outcomes };
 }
 const rl = (peak: number, final: number, collapseStep: number | null, fullCollapse: number) => ({
   steps: 10, peakValAccuracy: peak, peakStep: 5, finalValAccuracy: final, collapseStep, finalStates: states(fullCollapse),
@@ -84,7 +86,8 @@ test('loadResults: registry order, finished seeds only, broken files named', () 
 
 test('Table 1: mean ± std over seeds per category, the four-category average, the paper column', () => {
   const t = accuracyTable(fixture().store);
-  assert.deepEqual(t.columns, ['method', 'seeds', 'base', 'miss_func', 'miss_param', 'long_context', 'average', 'paper']);
+  assert.deepEqual(t.columns, ['method', 'seeds', 'base', 'miss_func', 'miss_param', 'long_context', 'average',
+    'average [95% CI]', 'average − vanilla RL [95% CI]', 'paper']);
   assert.deepEqual(t.rows.map((r) => r[0]), ['L-fcl-sft', 'L-vanilla-rl']);
   const v = row(t, 'L-vanilla-rl');
   assert.equal(v('seeds'), '2');
@@ -97,6 +100,11 @@ test('Table 1: mean ± std over seeds per category, the four-category average, t
   assert.equal(f('base'), '50.0'); // one seed: no spread shown
   assert.equal(f('average'), '35.0');
   assert.equal(f('paper'), '—');
+  // intervals: the point estimate is the average; the paired difference to vanilla RL's 17.5 is +17.5
+  const [mean, lo, hi] = /^([\d.]+) \[([\d.]+), ([\d.]+)\]$/.exec(f('average [95% CI]'))!.slice(1).map(Number);
+  assert.ok(mean === 35 && lo < 35 && hi > 35, f('average [95% CI]'));
+  assert.match(f('average − vanilla RL [95% CI]'), /^\+17\.5 \[/);
+  assert.equal(v('average − vanilla RL [95% CI]'), '—', 'the baseline has no difference to itself');
 });
 
 test('Table 2: format-OOD and content-OOD averages; missing splits stay empty', () => {
@@ -166,7 +174,7 @@ test('CSV, Markdown, HTML and text shapes', () => {
   const tableLines = md.filter((l) => l.startsWith('|'));
   assert.equal(tableLines.length, 2 + 2); // header, alignment, two rows
   assert.match(tableLines[1], /^\| :--- \| ---: \|/);
-  assert.equal(tableLines[0].split(' | ').length, 8);
+  assert.equal(tableLines[0].split(' | ').length, 10);
   assert.ok(toHtml(t).includes('<table class="toolrl-table">'));
   assert.match(toText(t), /^Learning-rate sweep/);
 });

@@ -103,6 +103,8 @@ const run: Command = {
       resume: { kind: 'flag', help: 'continue a killed run from OUT/resume/ (only the same run)' },
       force: { kind: 'flag', help: 'clear an output folder that holds results and start again' },
       init: { kind: 'string', help: 'start from this checkpoint folder instead of the config\'s initial policy' },
+      branch: { kind: 'string', help: 'continue the run in this folder from its branch point --at STEP under --config' },
+      at: { kind: 'number', help: 'the global RL step of the --branch point' },
       list: { kind: 'flag', help: 'list the experiment configs and exit' },
       backend: { kind: 'string', choices: ['tensorflow', 'wasm', 'cpu'], help: 'tfjs backend (default: automatic)' },
       data: { kind: 'string', help: 'data folder', default: 'data' },
@@ -125,8 +127,10 @@ const run: Command = {
     const preset = getPreset(args.preset as string);
     const overrides = parseOverrides(args.set as string[]);
     const out = (args.out as string | undefined) ?? resultsDir(preset.name, spec.name, seed);
+    if ((args.branch === undefined) !== (args.at === undefined)) throw new UsageError('--branch DIR and --at STEP go together');
+    const branch = args.branch !== undefined ? { from: args.branch as string, step: args.at as number } : undefined;
     const opts: RunOptions = { preset, seed, out, overrides, resume: Boolean(args.resume), force: Boolean(args.force),
-      initCheckpoint: args.init as string | undefined, dataDir: args.data as string, shouldStop: parentWatch() };
+      initCheckpoint: args.init as string | undefined, branch, dataDir: args.data as string, shouldStop: parentWatch() };
     try {
       validateRun(spec, opts); // every option and config, before the backend starts and the folder is touched
     } catch (e) {

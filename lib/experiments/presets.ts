@@ -21,8 +21,10 @@ export interface Preset {
   /** Greedy validation every k RL steps (paper: 5) on this many test tasks per category. */
   valEvery: number;
   valTasksPerCategory: number;
-  /** Checkpoint every k RL steps. */
+  /** Save a resume state every k RL steps. */
   checkpointEvery: number;
+  /** Keep every resume state as a branch point (branches/step-<n>/, lib/experiments/branch.ts). */
+  resumePoints: boolean;
   /** SFT epochs on the general corpus for the base checkpoint, and the share of the corpus used. */
   baseEpochs: number;
   corpusLimit: number;
@@ -38,22 +40,22 @@ export interface Preset {
 export const PRESET_TABLE: Record<PresetName, Preset> = {
   micro: {
     name: 'micro', rlSteps: 1, promptsPerStep: 1, promptsPerMiniBatch: 1, valEvery: 1, valTasksPerCategory: 1,
-    checkpointEvery: 1, baseEpochs: 1, corpusLimit: 16, fclEpochs: 1, trainTaskLimit: 3, evalTasksPerCategory: 1,
+    checkpointEvery: 1, resumePoints: false, baseEpochs: 1, corpusLimit: 16, fclEpochs: 1, trainTaskLimit: 3, evalTasksPerCategory: 1,
     seeds: [1],
   },
   smoke: {
     name: 'smoke', rlSteps: 3, promptsPerStep: 2, promptsPerMiniBatch: 1, valEvery: 3, valTasksPerCategory: 1,
-    checkpointEvery: 2, baseEpochs: 1, corpusLimit: 64, fclEpochs: 1, trainTaskLimit: 16, evalTasksPerCategory: 1,
+    checkpointEvery: 2, resumePoints: false, baseEpochs: 1, corpusLimit: 64, fclEpochs: 1, trainTaskLimit: 16, evalTasksPerCategory: 1,
     seeds: [1],
   },
   quick: {
     name: 'quick', rlSteps: 40, promptsPerStep: 4, promptsPerMiniBatch: 2, valEvery: 4, valTasksPerCategory: 8,
-    checkpointEvery: 8, baseEpochs: 8, corpusLimit: 0, fclEpochs: 3, trainTaskLimit: 0, evalTasksPerCategory: 20,
+    checkpointEvery: 8, resumePoints: false, baseEpochs: 8, corpusLimit: 0, fclEpochs: 3, trainTaskLimit: 0, evalTasksPerCategory: 20,
     seeds: [1, 2],
   },
   full: {
     name: 'full', rlSteps: 300, promptsPerStep: 12, promptsPerMiniBatch: 4, valEvery: 5, valTasksPerCategory: 25,
-    checkpointEvery: 25, baseEpochs: 8, corpusLimit: 0, fclEpochs: 3, trainTaskLimit: 0, evalTasksPerCategory: 0,
+    checkpointEvery: 10, resumePoints: true, baseEpochs: 8, corpusLimit: 0, fclEpochs: 3, trainTaskLimit: 0, evalTasksPerCategory: 0,
     seeds: [1, 2, 3],
   },
 };

@@ -109,30 +109,19 @@ function checkMeta(m: ResumeMeta, file: string): void {
   }
 }
 
-/**
- * Load `out/resume/` for the run `identity`; throws, naming the file, when it is missing, damaged, or
- * belongs to another run (naming both).
- */
-export function loadResumeState(out: string, tok: Tokenizer, identity: RunIdentity): ResumeState {
-  const dir = resumeDir(out);
-  if (dir === null) {
-    throw new Error(`--resume: no resume state in ${path.join(out, 'resume')} (a run saves one every checkpointEvery RL steps)`);
-  }
+/** What a saved state folder holds: its metadata, the optimizer moments and the policy. */
+interface SavedState {
+  meta: ResumeMeta;
+  opt: AdamWState;
+  model: GPT;
+  stateFile: string;
+}
+
+/** Read and check a state folder (out/resume/ or a branch point), naming the file when it is damaged. */
+export function readStateFolder(dir: string, tok: Tokenizer): SavedState {
   const stateFile = path.join(dir, 'state.json');
   const meta = readJsonFile<ResumeMeta>(stateFile, 'resume state');
   checkMeta(meta, stateFile);
-  if (!meta.identity) {
-    // written before resume states recorded their run: the caller has checked run.json, which must exist
-    if (!fs.existsSync(path.join(out, 'run.json'))) {
-      throw new Error(`${stateFile} records no run identity and ${out} has no run.json: cannot tell whose state it is`);
-    }
-    process.stderr.write(`note: ${stateFile} predates run identities; checked against run.json only\n`);
-  }
-  const diff = meta.identity ? identityDiff(meta.identity, identity) : [];
-  if (diff.length) {
-    throw new Error(`--resume: ${stateFile} belongs to another run (${describeIdentity(meta.identity as RunIdentity)}), ` +
-      `not to this one (${describeIdentity(identity)}): ${diff.join('; ')}`);
-  }
   const binFile = path.join(dir, 'optimizer.bin');
   if (!fs.existsSync(binFile)) throw new Error(`resume state: missing file ${binFile}`);
   const buf = fs.readFileSync(binFile);
@@ -149,20 +138,57 @@ export function loadResumeState(out: string, tok: Tokenizer, identity: RunIdenti
     offset += t.length * 4;
   }
   const model = loadCheckpoint(path.join(dir, 'model'), { expectVocabFingerprint: tok.fingerprint }).model;
+  return { meta, opt, model, stateFile };
+}
+
+/** The identity a state was saved under (absent in states written before identities were recorded). */
+export function stateIdentity(s: SavedState): RunIdentity | undefined {
+  return s.meta.identity;
+}
+
+/** A ResumeState over a read state folder; `trimLogs` decides where the kept logs come from. */
+export function asResumeState(s: SavedState, trimLogs: (metrics: MetricsLog, kept: { metricsLines: number; rolloutBytes: number }) => void): ResumeState {
   return {
-    stage: meta.stage,
-    globalStepBase: meta.globalStepBase,
-    step: meta.trainer.step,
-    model,
+    stage: s.meta.stage,
+    globalStepBase: s.meta.globalStepBase,
+    step: s.meta.trainer.step,
+    model: s.model,
     restoreTrainer(trainer) {
-      trainer.setState(meta.trainer);
-      trainer.opt.setState(opt);
+      trainer.setState(s.meta.trainer);
+      trainer.opt.setState(s.opt);
     },
-    trimLogs(metrics) {
-      const file = metrics.file as string;
-      const kept = keepFirstRecords<MetricRecord>(file, meta.metricsLines);
-      metrics.records.push(...kept);
-      keepFirstBytes(path.join(out, 'rollouts.jsonl'), meta.rolloutBytes);
-    },
+    trimLogs: (metrics) => trimLogs(metrics, { metricsLines: s.meta.metricsLines, rolloutBytes: s.meta.rolloutBytes }),
   };
+}
+
+/**
+ * Load `out/resume/` for the run `identity`; throws, naming the file, when it is missing, damaged, or
+ * belongs to another run (naming both).
+ */
+export function loadResumeState(out: string, tok: Tokenizer, identity: RunIdentity): ResumeState {
+  const dir = resumeDir(out);
+  if (dir === null) {
+    throw new Error(`--resume: no resume state in ${path.join(out, 'resume')} (a run saves one every checkpointEvery RL steps)`);
+  }
+  const saved = readStateFolder(dir, tok);
+  const { meta, stateFile } = saved;
+  if (!meta.identity) {
+    // written before resume states recorded their run: the caller has checked run.json, which must exist
+    if (!fs.existsSync(path.join(out, 'run.json'))) {
+      saved.model.dispose();
+      throw new Error(`${stateFile} records no run identity and ${out} has no run.json: cannot tell whose state it is`);
+    }
+    process.stderr.write(`note: ${stateFile} predates run identities; checked against run.json only\n`);
+  }
+  const diff = meta.identity ? identityDiff(meta.identity, identity) : [];
+  if (diff.length) {
+    saved.model.dispose();
+    throw new Error(`--resume: ${stateFile} belongs to another run (${describeIdentity(meta.identity as RunIdentity)}), ` +
+      `not to this one (${describeIdentity(identity)}): ${diff.join('; ')}`);
+  }
+  return asResumeState(saved, (metrics, kept) => {
+    const file = metrics.file as string;
+    metrics.records.push(...keepFirstRecords<MetricRecord>(file, kept.metricsLines));
+    keepFirstBytes(path.join(out, 'rollouts.jsonl'), kept.rolloutBytes);
+  });
 }

@@ -42,6 +42,7 @@ import { getExperiment } from './configs';
 import { summarizeRL, RLSummary } from './summary';
 import { writeRolloutSample } from './rollout_sample';
 import { loadResumeState } from './resume';
+import { loadBranchPoint, validateBranch } from './branch';
 import { RunContext, runGRPO, runInterleavedSFT, runSFT } from './stages';
 import { RunIdentity, clearRunFolder, resumeDir, dataFingerprint, describeIdentity, identityDiff, readRunJson, resultEntries,
   unfinishedReason } from './store';
@@ -60,6 +61,8 @@ export interface RunOptions {
   overrides?: Record<string, string | number | boolean>;
   /** Continue a killed run from `out/resume/` (only the run that run.json and the resume state name). */
   resume?: boolean;
+  /** Start from another run's branch point (lib/experiments/branch.ts) instead of the config's initial policy. */
+  branch?: { from: string; step: number };
   /** Clear a folder that holds results and start afresh (without it, such a folder is refused). */
   force?: boolean;
   /** Asked before every logged step; a reason (string) stops the run there with that error. */
@@ -82,12 +85,26 @@ export interface RunSummary {
   preset: string;
   seed: number;
   overrides: Record<string, string | number | boolean>;
-  eval: Partial<Record<EvalSplitName, Omit<EvalResult, 'results'>>>;
+  eval: Partial<Record<EvalSplitName, SplitEval>>;
   rl: RLSummary | null;
   sft: { stages: number; finalLoss: number | null };
   /** The tfjs backend the run used: results reproduce exactly only on the same backend. */
   backend: string;
   seconds: number;
+}
+
+/**
+ * One split's final evaluation in summary.json: the accuracies and state shares, and the outcome of every
+ * task (per category, one character per task in split order, '1' = passed) for confidence intervals over
+ * tasks and paired comparisons between methods (lib/report/bootstrap.ts).
+ */
+export type SplitEval = Omit<EvalResult, 'results'> & { outcomes?: Record<string, string> };
+
+/** Per category, '1' / '0' per task in the order evaluated. */
+export function outcomeStrings(results: EvalResult['results']): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const r of results) out[r.category] = (out[r.category] ?? '') + (r.pass ? '1' : '0');
+  return out;
 }
 
 /** The results-store folder of a run: data/results/<preset>/<config>/seed-<n>. */
@@ -150,6 +167,10 @@ export function validateRun(spec: ExperimentSpec, opts: RunOptions): StageSpec[]
   if (!opts.resume && !opts.force && held.length) throw new Error(holdsResults(opts.out, held));
   if (opts.resume && resumeDir(opts.out) === null) {
     throw new Error(`--resume: no resume state in ${path.join(opts.out, 'resume')} (a run saves one every checkpointEvery RL steps)`);
+  }
+  if (opts.branch) {
+    if (opts.initCheckpoint !== undefined) throw new Error('--branch and --init exclude each other (a branch starts from the parent\'s policy)');
+    validateBranch(opts.branch.from, opts.branch.step, stages, { config: spec.name, preset: opts.preset.name, data: dataFingerprint(opts.dataDir ?? 'data') });
   }
   return stages;
 }
@@ -222,7 +243,13 @@ export async function runExperiment(spec: ExperimentSpec, opts: RunOptions): Pro
   const stages = validateRun(spec, opts); // throws before anything is written
   const tok = loadTokenizer(path.join(dataDir, 'vocab.json'));
   const identity: RunIdentity = { config: spec.name, preset: opts.preset.name, seed: opts.seed, overrides,
-    init: opts.initCheckpoint ?? null, backend: tf.getBackend(), data: dataFingerprint(dataDir) };
+    init: opts.initCheckpoint ?? null, backend: tf.getBackend(), data: dataFingerprint(dataDir), branch: opts.branch ?? null };
+  if (opts.branch) {
+    const parent = readRunJson(opts.branch.from);
+    if (parent && parent.backend !== identity.backend) {
+      throw new Error(`--branch: ${opts.branch.from} ran on the ${parent.backend} backend, this run has ${identity.backend}`);
+    }
+  }
   const release = acquireLock(opts.out, 'run folder');
   try {
     prepareFolder(opts.out, identity, opts);
@@ -236,17 +263,19 @@ async function runLocked(spec: ExperimentSpec, opts: RunOptions, stages: StageSp
   t0: number): Promise<RunSummary> {
   const dataDir = opts.dataDir ?? 'data';
   const overrides = identity.overrides;
-  const resume = opts.resume ? loadResumeState(opts.out, tok, identity) : null;
+  const resume = opts.resume ? loadResumeState(opts.out, tok, identity)
+    : opts.branch ? loadBranchPoint(opts.branch.from, opts.branch.step, opts.out, tok) : null;
   const stop = opts.shouldStop;
   const metrics = new MetricsLog(path.join(opts.out, 'metrics.jsonl'), {
-    truncate: !resume,
+    truncate: !opts.resume,
     beforeLog: stop ? () => { const why = stop(); if (why) throw new Error(`${spec.name} stopped: ${why}`); } : undefined,
   });
   if (resume) {
     resume.trimLogs(metrics);
     if (opts.progress !== false) {
-      process.stderr.write(`${spec.name}: resuming ${opts.out} at RL step ${resume.step} of stage ${resume.stage} ` +
-        `(${metrics.records.length} logged records kept)\n`);
+      process.stderr.write(opts.resume
+        ? `${spec.name}: resuming ${opts.out} at RL step ${resume.step} of stage ${resume.stage} (${metrics.records.length} logged records kept)\n`
+        : `${spec.name}: branching from ${opts.branch!.from} at its RL step ${resume.step} (${metrics.records.length} records of it copied)\n`);
     }
   }
 
@@ -293,9 +322,8 @@ async function runLocked(spec: ExperimentSpec, opts: RunOptions, stages: StageSp
         logitMask: split === 'id_constrained' ? structuralMask(tok) : undefined,
       });
       bar.finish(`mean ${res.mean.toFixed(3)}`);
-      const { results: _omit, ...rest } = res;
-      void _omit;
-      evals[split] = rest;
+      const { results, ...rest } = res;
+      evals[split] = { ...rest, outcomes: outcomeStrings(results) };
     }
     const rlRecords = grpoRecords(metrics.records);
     writeRolloutSample(opts.out);

@@ -29,6 +29,7 @@ import { yieldToEventLoop } from '../util/yield';
 import { SignalSpec, StageSpec } from './spec';
 import { Preset } from './presets';
 import { saveResumeState, ResumeState } from './resume';
+import { keepBranchPoint } from './branch';
 import { RunIdentity } from './store';
 
 /** What every stage can read and update. */
@@ -146,6 +147,7 @@ export async function runGRPO(ctx: RunContext, si: number, stage: Extract<StageS
       if (cfg.checkpointEvery > 0 && trainer.stepIndex % cfg.checkpointEvery === 0 && trainer.stepIndex < cfg.steps) {
         saveResumeState(ctx.out, { identity: ctx.identity, stage: si, globalStepBase: base, model: ctx.model, trainer,
           metricsLines: ctx.metrics.records.length, vocabFingerprint: ctx.tok.fingerprint });
+        if (ctx.preset.resumePoints) keepBranchPoint(ctx.out, base + trainer.stepIndex);
       }
       await yieldToEventLoop();
     }

@@ -24,6 +24,8 @@ export interface RunIdentity {
   backend: string;
   /** sha256 prefix of the data files a run reads (vocabulary, task splits, corpus). */
   data: string;
+  /** The run this one branched from, and the global step (toolrl run --branch DIR --at STEP); absent otherwise. */
+  branch?: { from: string; step: number } | null;
 }
 
 /** Files of a run folder that are results (anything else, like the launcher's run.log, is not). */
@@ -75,7 +77,7 @@ export function clearRunFolder(dir: string): void {
 /** Fields of two identities that differ, as "field: a vs b" (only fields present in both when `shared`). */
 export function identityDiff(a: Partial<RunIdentity>, b: Partial<RunIdentity>, shared = false): string[] {
   const out: string[] = [];
-  for (const k of ['config', 'preset', 'seed', 'overrides', 'init', 'backend', 'data'] as (keyof RunIdentity)[]) {
+  for (const k of ['config', 'preset', 'seed', 'overrides', 'init', 'backend', 'data', 'branch'] as (keyof RunIdentity)[]) {
     if (shared && (a[k] === undefined || b[k] === undefined)) continue;
     const x = JSON.stringify(canonical(a[k] ?? null));
     const y = JSON.stringify(canonical(b[k] ?? null));

@@ -14,6 +14,7 @@ import { grpoRecords, numberField } from '../train/records';
 import { ExperimentResults, ResultsStore, byGroup } from './results';
 import { SeedStat, Observation, seedStats, formatPercent, formatLr } from './stats';
 import { PAPER_NOTES, PAPER_REFERENCES, paperCell } from './paper';
+import { differenceInterval, formatInterval, Outcomes, scoreInterval } from './bootstrap';
 
 export interface RawRow {
   config: string;
@@ -108,6 +109,39 @@ function insertPerSeedColumn<T>(t: ReportTable, exps: ExperimentResults[], colum
   });
 }
 
+/** The runs every method is compared with in Tables 1 and 2 (the paper's "vanilla RL" row). */
+export const BASELINE_CONFIG = 'vanilla-rl';
+const OOD_COLUMNS = ['base', 'miss_param', 'miss_func'];
+
+/**
+ * Two interval columns after `after`: the split's average with its 95% bootstrap interval over tasks and seeds,
+ * and the paired difference to the baseline's runs (lib/report/bootstrap.ts). Empty cells where the runs hold
+ * no per-task outcomes (results written before they were recorded) or were evaluated on other tasks.
+ */
+function insertIntervalColumns(t: ReportTable, exps: ExperimentResults[], store: ResultsStore, split: 'id' | 'format_ood' | 'content_ood',
+  cats: string[], label: string, after: string): void {
+  const outcomes = (e: ExperimentResults | undefined) =>
+    (e?.seeds ?? []).map((s) => s.summary.eval[split]?.outcomes).filter((o): o is Outcomes => o !== undefined);
+  const base = store.experiments.find((e) => e.spec.name === BASELINE_CONFIG);
+  const baseOut = outcomes(base);
+  const at = t.columns.indexOf(after) + 1;
+  const [ciCol, diffCol] = [`${label} [95% CI]`, `${label} − vanilla RL [95% CI]`];
+  t.columns.splice(at, 0, ciCol, diffCol);
+  t.rows.forEach((r, i) => {
+    const mine = outcomes(exps[i]);
+    const complete = mine.length === exps[i].seeds.length;
+    const ci = complete ? scoreInterval(mine, cats) : null;
+    const diff = complete && exps[i].spec.name !== BASELINE_CONFIG && baseOut.length === (base?.seeds.length ?? -1)
+      ? differenceInterval(mine, baseOut, cats) : null;
+    r.splice(at, 0, ci ? formatInterval(ci) : NA, diff ? formatInterval(diff, 1, true) : NA);
+    t.raw[i].values[ciCol] = ci as unknown as RawRow['values'][string];
+    t.raw[i].values[diffCol] = diff as unknown as RawRow['values'][string];
+  });
+}
+
+const INTERVAL_NOTE = '[95% CI] = 2.5th-97.5th percentile of 2,000 bootstrap replicates that resample the test tasks of each ' +
+  'category and the seeds; − vanilla RL = the paired difference (same resampled tasks for both), real where its interval excludes 0.';
+
 /** Table 1: ID accuracy per category and average, with the paper's average where a row maps to one. */
 export function accuracyTable(store: ResultsStore): ReportTable {
   const extract: Record<string, Extract> = {};
@@ -121,17 +155,24 @@ export function accuracyTable(store: ResultsStore): ReportTable {
   t.columns.push('paper');
   t.rows.forEach((r, i) => r.push(paperCell(t.raw[i].config) || NA));
   t.raw.forEach((r) => (r.values.paper = PAPER_REFERENCES[r.config]?.average ?? null));
+  insertIntervalColumns(t, byGroup(store, 'method'), store, 'id', ID_COLUMNS, 'average', 'average');
+  if (t.raw.length) t.notes.splice(1, 0, INTERVAL_NOTE);
   return t;
 }
 
 /** Table 2: averages on format-OOD (python-list calls) and content-OOD (unseen API family). */
 export function oodTable(store: ResultsStore): ReportTable {
-  return makeTable('table2-ood', 'Table 2: out-of-distribution accuracy (%)', byGroup(store, 'method'),
+  const exps = byGroup(store, 'method');
+  const t = makeTable('table2-ood', 'Table 2: out-of-distribution accuracy (%)', exps,
     ['ID average', 'format-OOD average', 'content-OOD average'], {
       'ID average': (_e, s) => idAverage(s.summary),
       'format-OOD average': (_e, s) => s.summary.eval.format_ood?.mean,
       'content-OOD average': (_e, s) => s.summary.eval.content_ood?.mean,
     }, BY_LABEL, [PAPER_NOTES[1], 'OOD averages are the mean of that split\'s category accuracies.']);
+  insertIntervalColumns(t, exps, store, 'content_ood', OOD_COLUMNS, 'content-OOD', 'content-OOD average');
+  insertIntervalColumns(t, exps, store, 'format_ood', OOD_COLUMNS, 'format-OOD', 'format-OOD average');
+  if (t.raw.length) t.notes.splice(1, 0, INTERVAL_NOTE);
+  return t;
 }
 
 /** Per-seed collapse steps, "35, none"; "none" when no seed collapsed. */
