@@ -188,13 +188,16 @@ test('figures: one trace per method, seeds averaged step by step', () => {
   assert.ok(Math.abs((v.y as number[])[0] - 0.5) < 1e-12 && Math.abs((v.y as number[])[1] - 0.3) < 1e-12);
   assert.deepEqual(rewardFigure(methods).data.map((d) => d.name), ['L-vanilla-rl']); // no RL, no line
   const run = fixture().store.experiments[1].seeds[0].metrics;
-  assert.equal(probeFigure(run).data.length, 3); // the fixture logs no pTopOther: its line is left out
+  const probe = probeFigure(run);
+  assert.equal(probe.data.length, 3); // the fixture logs no pTopOther: its line is left out
+  assert.equal((probe.layout.yaxis as { type: string }).type, 'log', 'probabilities on a log axis');
   assert.equal(gradSplitFigure(run).data.length, 6);
   const collapse = collapseFigure(run);
   assert.deepEqual(collapse.data.map((d) => d.name),
     ['validation accuracy', 'p({")', 'p(<|im_end|>)', 'p(<tool_call>)', 'healthy-call share (sampled)']);
   assert.deepEqual(collapse.data[0].x, [5, 10]); // validated steps only
   assert.equal(collapse.data[0].mode, 'lines+markers');
+  assert.deepEqual(collapse.data.map((d) => d.yaxis ?? 'y'), ['y', 'y2', 'y2', 'y2', 'y'], 'the probe on the log axis, the rest linear');
   const rec = (globalStep: number, reward: number) => ({ phase: 'grpo', stage: 0, globalStep, step: globalStep, reward }) as unknown as MetricRecord;
   assert.deepEqual(meanCurve([[rec(1, 1)], [rec(1, 3), rec(2, 5)]], 'reward'), { x: [1, 2], y: [2, 5] });
 });

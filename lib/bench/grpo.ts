@@ -35,14 +35,19 @@ export interface GrpoStepBench {
 }
 
 /**
- * The benchmark step's configuration: the quick preset's shape, no validation, no checkpointing, and a tiny
- * learning rate. Every phase runs as in training, but the policy stays (almost) the starting one, so the
- * timed steps roll out trajectories of the same length from run to run and across code versions: at the
- * training learning rate, three updates already changed trajectory lengths (350 -> 900 tokens) by chance.
+ * The benchmark step's configuration: `prompts` training tasks x group 8 (default 4: 32 trajectories in 2
+ * mini-batches; 16: the full preset's shape, mini-batches of 4 prompts), no validation, no checkpointing,
+ * and a tiny learning rate. Every phase runs as in training, but the policy stays (almost) the starting one,
+ * so the timed steps roll out trajectories of the same length from run to run and across code versions: at
+ * the training learning rate, three updates already changed trajectory lengths (350 -> 900 tokens) by chance.
  */
-export function benchGrpoConfig(): GRPOConfig {
+export function benchGrpoConfig(prompts = 4): GRPOConfig {
+  const perMiniBatch = prompts >= 8 ? 4 : Math.max(1, Math.floor(prompts / 2));
+  if (!Number.isInteger(prompts) || prompts < 1 || prompts % perMiniBatch !== 0) {
+    throw new Error(`bench: --prompts must be 1, 2, 4 or a multiple of 4, got ${prompts}`);
+  }
   return {
-    ...defaultGRPOConfig, promptsPerStep: 4, promptsPerMiniBatch: 2, groupSize: 8,
+    ...defaultGRPOConfig, promptsPerStep: prompts, promptsPerMiniBatch: perMiniBatch, groupSize: 8,
     steps: 1_000_000, valEvery: 1_000_000, checkpointEvery: 0, warmupSteps: 1, lr: 1e-7, seed: 1,
   };
 }
@@ -52,10 +57,10 @@ export function benchGrpoConfig(): GRPOConfig {
  * `log` gets a line per step.
  */
 export function benchGrpoStep(model: GPT, ref: GPT | null, tokenizer: Tokenizer, trainTasks: Task[], valTasks: Task[],
-  opts: { runs: number; warmup?: number; log?: (msg: string) => void }): GrpoStepBench {
+  opts: { runs: number; warmup?: number; prompts?: number; log?: (msg: string) => void }): GrpoStepBench {
   const warmup = opts.warmup ?? 1;
   const log = opts.log ?? (() => {});
-  const config = benchGrpoConfig();
+  const config = benchGrpoConfig(opts.prompts);
   const nTraj = config.promptsPerStep * config.groupSize;
   const trainer = new GRPOTrainer({ model, ref, tokenizer, trainTasks, valTasks, config });
   const steps: { seconds: number; phases: Record<string, number>; tokens: number }[] = [];

@@ -4,7 +4,7 @@
  *   sample_tokens_per_s  KV-cache decoding, model only (batch 64, 100-token prefill, 100 decode steps)
  *   rollout_tokens_per_s the whole multi-turn rollout engine with the environments (8 tasks x group 8),
  *                        every token the policy reads or writes counted
- *   grpo_step_seconds    one whole GRPO step (4 tasks x group 8), split by phase in grpo_step_phases
+ *   grpo_step_seconds    one whole GRPO step (4 tasks x group 8, or --prompts N), split by phase in grpo_step_phases
  * The policy of the rollout and GRPO figures is the base checkpoint when it exists and has the benchmarked
  * shape (`--model DxLxH`, default: the default model), else an untrained model of that shape.
  * Progress goes to stderr; the result to stdout.
@@ -38,6 +38,8 @@ export interface BenchReport {
   /** Seconds per phase of the median GRPO step (see lib/bench/grpo.ts). */
   grpo_step_phases: Record<string, number>;
   grpo_tokens_per_trajectory: number;
+  /** Trajectories of the timed GRPO step (prompts x group 8). */
+  grpo_trajectories: number;
   model: GPTConfig & { numParams: number };
   runs: number;
 }
@@ -66,7 +68,7 @@ function loadPolicy(cfg: GPTConfig, tok: Tokenizer): { model: GPT; name: string 
   return { model: new GPT(cfg, 1), name: 'untrained model (no base checkpoint of this shape)' };
 }
 
-export function runBench(opts: { runs: number; dataDir: string; model?: string; log?: (msg: string) => void }): BenchReport {
+export function runBench(opts: { runs: number; dataDir: string; model?: string; prompts?: number; log?: (msg: string) => void }): BenchReport {
   const log = opts.log ?? (() => {});
   const tok = loadTokenizer(path.join(opts.dataDir, 'vocab.json'));
   const cfg = defaultGPTConfig(tok.size, opts.model ? parseModelShape(opts.model) : {});
@@ -99,7 +101,7 @@ export function runBench(opts: { runs: number; dataDir: string; model?: string; 
   const ref = loadPolicy(cfg, tok).model;
   let grpo;
   try {
-    grpo = benchGrpoStep(policy.model, ref, tok, tasks, valTasks, { runs: opts.runs, log });
+    grpo = benchGrpoStep(policy.model, ref, tok, tasks, valTasks, { runs: opts.runs, prompts: opts.prompts, log });
   } finally {
     policy.model.dispose();
     ref.dispose();
@@ -116,6 +118,7 @@ export function runBench(opts: { runs: number; dataDir: string; model?: string; 
     grpo_step_seconds: grpo.seconds,
     grpo_step_phases: grpo.phases,
     grpo_tokens_per_trajectory: grpo.tokensPerTrajectory,
+    grpo_trajectories: grpo.trajectories,
     model: { ...cfg, numParams: m.numParams },
     runs: opts.runs,
   };
@@ -128,7 +131,7 @@ export function formatBench(r: BenchReport): string {
     `  train     ${r.train_tokens_per_s} tokens/s (${r.train_ms_per_step} ms per step)`,
     `  sample    ${r.sample_tokens_per_s} tokens/s decoding, ${r.sample_total_tokens_per_s} with the prefill (model only, KV cache, batch 64)`,
     `  rollout   ${r.rollout_tokens_per_s} tokens/s read+written, ${r.rollout_sampled_tokens_per_s} sampled tokens/s (with environments; ${r.rollout_policy})`,
-    `  grpo step ${r.grpo_step_seconds.toFixed(2)} s for 32 trajectories of ~${r.grpo_tokens_per_trajectory} tokens (${phases})`,
+    `  grpo step ${r.grpo_step_seconds.toFixed(2)} s for ${r.grpo_trajectories} trajectories of ~${r.grpo_tokens_per_trajectory} tokens (${phases})`,
     `  (medians of ${r.runs} runs)`,
   ].join('\n');
 }

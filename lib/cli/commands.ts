@@ -76,6 +76,7 @@ const bench: Command = {
       json: { kind: 'flag', help: 'print the result as JSON' },
       model: { kind: 'string', help: 'model shape DxLxH, e.g. 128x4x4 (default: the default model)' },
       runs: { kind: 'number', help: 'timed repetitions (median reported)', default: 5 },
+      prompts: { kind: 'number', help: 'training tasks of the timed GRPO step (x 8 rollouts; the full preset: 16)', default: 4 },
       backend: { kind: 'string', choices: ['tensorflow', 'wasm', 'cpu'], help: 'tfjs backend (default: automatic)' },
       data: { kind: 'string', help: 'data folder', default: 'data' },
     },
@@ -83,7 +84,7 @@ const bench: Command = {
   async run(args) {
     await initBackend({ backend: args.backend as string | undefined, verbose: !args.json });
     const res = runBench({
-      runs: args.runs as number, dataDir: args.data as string, model: args.model as string | undefined,
+      runs: args.runs as number, dataDir: args.data as string, model: args.model as string | undefined, prompts: args.prompts as number,
       log: (msg) => process.stderr.write(`[bench] ${msg}\n`),
     });
     process.stdout.write(args.json ? JSON.stringify(res, null, 2) + '\n' : formatBench(res) + '\n');

@@ -3,12 +3,14 @@
  *   <out>/tables/<id>.csv|md|html   every table (see tables.ts)
  *   <out>/report.html               self-contained page: tables, then figures (plotly inlined)
  *   <out>/summary.json              the tables as JSON (display cells and the statistics behind them)
+ *   <out>/examples.md               one real sampled message per structural state of every RL run
  *   <out>/figures/*.png             the main figures, when headless Chromium is available
  * Rebuilding is cheap and deterministic, so the report is never edited by hand: change a run, rebuild.
  */
 import * as path from 'path';
 import { ResultsStore, loadResults } from './results';
 import { ReportTable, allTables, sweepExperiments, sweepRowName } from './tables';
+import { exampleMarkdown, exampleMessages, readRolloutSample } from './conversations';
 import { toCSV, toMarkdown, toHtml, toJSON } from './render';
 import { PlotlyFigure, ReportSection, escapeHtml, writeHtmlReport } from './plotly';
 import { valAccuracyFigure, rewardFigure, probeFigure, statesFigure, gradSplitFigure, collapseFigure, methodRuns, hasRL } from './figures';
@@ -93,6 +95,23 @@ function overviewHtml(store: ResultsStore): string {
 }
 
 /** Rebuild the report of `preset` into `outDir`. Throws when the store has no finished run. */
+/**
+ * examples.md: for every RL run of the methods' first seed, one real sampled message per structural state
+ * (the latest in the committed rollout excerpt), the messages notebooks 02-04 show with their badges.
+ */
+export function examplesMarkdown(store: ResultsStore): string {
+  const parts: string[] = [];
+  for (const e of store.experiments) {
+    const s = e.seeds[0];
+    if (!s || !s.summary.rl) continue;
+    const ex = exampleMessages(readRolloutSample(s.dir));
+    if (!ex.length) continue;
+    const run = `${e.spec.name} seed ${s.seed}`;
+    parts.push(`## ${e.spec.label} (${run})`, ...ex.map((x) => exampleMarkdown(x, run)));
+  }
+  return parts.length ? ['# Example messages of the RL runs, one per structural state', '', ...parts].join('\n\n') + '\n' : '';
+}
+
 export async function buildReport(preset: string, outDir: string, opts: BuildOptions = {}): Promise<BuiltReport> {
   const root = opts.root ?? 'data/results';
   const log = opts.log ?? ((l: string) => process.stdout.write(l + '\n'));
@@ -112,6 +131,9 @@ export async function buildReport(preset: string, outDir: string, opts: BuildOpt
     write(path.join(outDir, 'tables', `${t.id}.md`), toMarkdown(t));
     write(path.join(outDir, 'tables', `${t.id}.html`), toHtml(t));
   }
+
+  const examples = examplesMarkdown(store);
+  if (examples) write(path.join(outDir, 'examples.md'), examples);
 
   const figures = reportFigures(store);
   const sections: ReportSection[] = [

@@ -88,10 +88,18 @@ function runFigure(records: MetricRecord[], keys: [string, string][], title: str
   return signed ? fig : nonNegative(fig);
 }
 
-/** The A.5 probe: next-token probabilities right after `<|im_start|>assistant\n<tool_call>`, and the top other token's. */
-export function probeFigure(records: MetricRecord[], title = 'Probe after <tool_call>'): PlotlyFigure {
-  return runFigure(records, [['pJsonOpen', 'p({") healthy'], ['pImEnd', 'p(<|im_end|>) collapse'], ['pToolCall', 'p(<tool_call>) repeat'],
-    ['pTopOther', 'p(most likely other token)']], title, 'probability');
+/** Probabilities span 1e-6 .. 1 (the paper's spike starts near 1e-5): a log axis, so small values are visible. */
+const LOG_PROBABILITY = { type: 'log', range: [-6, 0.05], exponentformat: 'power' };
+
+/**
+ * The A.5 probe: next-token probabilities right after `<|im_start|>assistant\n<tool_call>\n`, and the top
+ * other token's, on a log axis.
+ */
+export function probeFigure(records: MetricRecord[], title = 'Probe after <tool_call>\\n'): PlotlyFigure {
+  const fig = runFigure(records, [['pJsonOpen', 'p({") healthy'], ['pImEnd', 'p(<|im_end|>) collapse'], ['pToolCall', 'p(<tool_call>) repeat'],
+    ['pTopOther', 'p(most likely other token)']], title, 'probability (log)');
+  fig.layout.yaxis = { ...(fig.layout.yaxis as Record<string, unknown>), ...LOG_PROBABILITY };
+  return fig;
 }
 
 /**
@@ -102,8 +110,14 @@ export function probeFigure(records: MetricRecord[], title = 'Probe after <tool_
 export function collapseFigure(records: MetricRecord[], title = 'Validation accuracy and the probe'): PlotlyFigure {
   const fig = runFigure(records, [['valAccuracy', 'validation accuracy'], ['pJsonOpen', 'p({")'], ['pImEnd', 'p(<|im_end|>)'],
     ['pToolCall', 'p(<tool_call>)'], ['pTopOther', 'p(most likely other token)'], ['healthyCall', 'healthy-call share (sampled)']],
-  title, 'accuracy / probability / share');
-  for (const d of fig.data) if (d.name === 'validation accuracy') d.mode = 'lines+markers';
+  title, 'accuracy / share');
+  // the probe's probabilities on a second, logarithmic axis (right); accuracy and share stay linear (left)
+  for (const d of fig.data) {
+    if (d.name === 'validation accuracy') d.mode = 'lines+markers';
+    if (String(d.name).startsWith('p(')) d.yaxis = 'y2';
+  }
+  fig.layout.yaxis2 = { title: { text: 'probability (log)' }, overlaying: 'y', side: 'right', ...LOG_PROBABILITY };
+  fig.layout.margin = { l: 60, r: 70, t: 50, b: 50 };
   return fig;
 }
 

@@ -1,0 +1,95 @@
+/**
+ * Real conversations from committed runs: a run keeps the sampled rollouts of step 1 and every 10th RL step
+ * (`rollouts-sample.jsonl`, lib/experiments/rollout_sample.ts), assistant messages only. Replaying those
+ * messages through the task's environment gives back the whole conversation (system prompt, user turns,
+ * tool responses), exactly as the policy saw it, since the environments are deterministic.
+ *
+ * `exampleMessages` picks, per structural state (docs/design.md A.5: healthy call, healthy response, pollution,
+ * full collapse), the latest sampled message in that state, so a notebook can show a healthy call, a
+ * polluted message and a collapsed one, each with its state badge, and the report can list them.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import type { Message, StructuralState } from '../format/types';
+import { STRUCTURAL_STATES } from '../format/types';
+import { Episode } from '../envs/episode';
+import type { Task } from '../envs/task';
+import { readJsonlValues } from '../util/jsonl';
+import type { RolloutRecord } from '../train/records';
+import { ROLLOUT_SAMPLE_FILE } from '../experiments/rollout_sample';
+import { showConversation } from './notebook';
+
+/** The committed rollout excerpt of a run folder ([] when the run kept none). */
+export function readRolloutSample(runDir: string): RolloutRecord[] {
+  const file = path.join(runDir, ROLLOUT_SAMPLE_FILE);
+  return fs.existsSync(file) ? readJsonlValues<RolloutRecord>(file, `rollout sample not found: ${file}`) : [];
+}
+
+export interface ExampleMessage {
+  state: StructuralState;
+  record: RolloutRecord;
+  /** Index of the message within the record's assistant messages. */
+  message: number;
+}
+
+/**
+ * Per state, the latest sampled (not scripted) message in that state among `records` (latest step first,
+ * then the earliest rollout and message): states that never occurred are absent.
+ */
+export function exampleMessages(records: readonly RolloutRecord[]): ExampleMessage[] {
+  const byStep = records.filter((r) => !r.scripted).slice().sort((a, b) => b.step - a.step || (a.stage ?? 0) - (b.stage ?? 0));
+  const out: ExampleMessage[] = [];
+  for (const state of STRUCTURAL_STATES) {
+    for (const record of byStep) {
+      const i = record.states.indexOf(state);
+      if (i >= 0) {
+        out.push({ state, record, message: i });
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * The whole conversation of a rollout record, replayed through `task`'s environment, with each assistant
+ * message's structural state (as recorded) for a badge.
+ */
+export function replayConversation(task: Task, record: RolloutRecord): { messages: Message[]; states: string[] } {
+  if (task.id !== record.taskId) throw new Error(`replayConversation: record is of task ${record.taskId}, not ${task.id}`);
+  const ep = new Episode(task);
+  for (const m of record.messages) {
+    if (ep.done) break;
+    ep.step(m);
+  }
+  return { messages: ep.messages, states: record.states };
+}
+
+/** One example as Markdown: where it comes from, then the message itself in a fence. */
+export function exampleMarkdown(e: ExampleMessage, run: string): string {
+  const r = e.record;
+  const where = `${run}, RL step ${r.step}${r.stage !== undefined ? ` (stage ${r.stage})` : ''}, task ${r.taskId}, rollout ${r.index}, ` +
+    `message ${e.message + 1} of ${r.messages.length}, reward ${r.reward}`;
+  const text = r.messages[e.message];
+  return `**${e.state}** (${where})\n\n\`\`\`\n${text.length ? text : '(empty message)'}\n\`\`\``;
+}
+
+/**
+ * In a notebook: for each example of a run (one per structural state), the whole conversation it came from,
+ * every assistant message badged with its state. Outside a kernel, the same as text. Returns the examples.
+ */
+export function showExampleConversations(runDir: string, tasks: readonly Task[], label: string): ExampleMessage[] {
+  const examples = exampleMessages(readRolloutSample(runDir));
+  const byId = new Map(tasks.map((t) => [t.id, t] as [string, Task]));
+  for (const e of examples) {
+    const task = byId.get(e.record.taskId);
+    if (!task) continue;
+    const { messages, states } = replayConversation(task, e.record);
+    showConversation(messages, {
+      title: `${label}: a ${e.state} message (RL step ${e.record.step}, task ${task.id}, rollout ${e.record.index}, ` +
+        `message ${e.message + 1}, reward ${e.record.reward})`,
+      notes: states,
+    });
+  }
+  return examples;
+}
