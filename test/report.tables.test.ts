@@ -11,7 +11,7 @@ import { ExperimentSpec } from '../lib/experiments/spec';
 import { loadResults, ResultsStore } from '../lib/report/results';
 import { accuracyTable, oodTable, lrTable, stateTable, capabilityTable, guardTable, collapseCell } from '../lib/report/tables';
 import { toCSV, toMarkdown, toHtml, toText } from '../lib/report/render';
-import { valAccuracyFigure, rewardFigure, probeFigure, gradSplitFigure, collapseFigure, methodRuns, meanCurve } from '../lib/report/figures';
+import { valAccuracyFigure, rewardFigure, probeFigure, gradSplitFigure, collapseFigure, methodRuns, meanCurve, branchFigure } from '../lib/report/figures';
 import { buildReport } from '../lib/report/build';
 import { formatLr } from '../lib/report/stats';
 
@@ -215,3 +215,23 @@ test('buildReport writes tables, report.html and summary.json from the store alo
   assert.equal(summary.tables['table1-id'].raw[1].values.average.n, 2);
   await assert.rejects(buildReport('full', out, { root, png: false, specs: SPECS }), /no finished runs under/);
 });
+
+test('branch runs under <preset>/branches/ load with their parent; branchFigure draws both from the branch step', () => {
+  const { root, store } = fixture();
+  const parent = path.join(root, 'quick', 'vanilla-rl', 'seed-1');
+  const dir = path.join(root, 'quick', 'branches', 'ets-from-vanilla-rl-seed-1-at-5');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'run.json'), JSON.stringify({ config: 'ets', branch: { from: parent, step: 5 } }));
+  fs.writeFileSync(path.join(dir, 'summary.json'), JSON.stringify({ config: 'ets', seed: 1, backend: 'cpu', seconds: 1,
+    eval: { id: evalOf([0.2, 0.2, 0.2, 0.2]) }, rl: null }));
+  fs.writeFileSync(path.join(dir, 'metrics.jsonl'), [grpo(1, null, 0.2), grpo(5, 0.4, 0.3), grpo(10, 0.3, 0.2)].map((m) => JSON.stringify(m)).join('\n') + '\n');
+  const again = loadResults('quick', root, SPECS);
+  assert.deepEqual(again.branches.map((b) => [b.name, b.config, b.step]), [['ets-from-vanilla-rl-seed-1-at-5', 'ets', 5]]);
+  assert.equal(again.branches[0].parentMetrics.length, 3);
+  assert.deepEqual(again.unknown, store.unknown, 'branches/ is not an unknown experiment');
+  const fig = branchFigure(again.branches[0].parentMetrics, again.branches[0].metrics, 5, ['vanilla', 'ets']);
+  const val = fig.data.find((d) => d.name === 'ets: validation accuracy')!;
+  assert.deepEqual(val.x, [5, 10], 'the branch drawn from its branch step on');
+  fs.rmSync(path.join(root, 'quick', 'branches'), { recursive: true });
+});
+

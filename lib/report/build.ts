@@ -11,6 +11,7 @@ import * as path from 'path';
 import { ResultsStore, loadResults } from './results';
 import { ReportTable, allTables, sweepExperiments, sweepRowName } from './tables';
 import { exampleMarkdown, exampleMessages, readRolloutSample } from './conversations';
+import { branchFigure } from './figures';
 import { toCSV, toMarkdown, toHtml, toJSON } from './render';
 import { PlotlyFigure, ReportSection, escapeHtml, writeHtmlReport } from './plotly';
 import { valAccuracyFigure, rewardFigure, probeFigure, statesFigure, gradSplitFigure, collapseFigure, methodRuns, hasRL } from './figures';
@@ -77,6 +78,11 @@ export function reportFigures(store: ResultsStore): NamedFigure[] {
     figs.push({ slug: `states-${e.spec.name}`, title: `States: ${who}`, figure: statesFigure(s.metrics, `Structural states of sampled messages (${who})`), png });
     figs.push({ slug: `gradsplit-${e.spec.name}`, title: `Gradient split: ${who}`,
       figure: gradSplitFigure(s.metrics, `Policy-gradient push on control-token logits (${who})`), png });
+  }
+  for (const b of store.branches) {
+    figs.push({ slug: `branch-${b.name}`, title: `Branch: ${b.name}`, png: true,
+      figure: branchFigure(b.parentMetrics, b.metrics, b.step, [path.basename(path.dirname(b.from)), b.config],
+        `${b.config} from ${b.from}, RL step ${b.step}`) });
   }
   return figs;
 }

@@ -181,7 +181,7 @@ export function openResults<S extends StoreLike>(load: (preset: string, root: st
     store = load(preset, root);
   } catch (e) {
     console.log(`Could not read the results store ${root}/${preset}: ${(e as Error).message}`);
-    return { preset, root, experiments: [], incomplete: [], unknown: [] } as unknown as S;
+    return { preset, root, experiments: [], incomplete: [], unknown: [], branches: [] } as unknown as S;
   }
   const runs = store.experiments.reduce((a, e) => a + e.seeds.length, 0);
   if (!runs) {

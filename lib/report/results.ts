@@ -37,6 +37,44 @@ export interface ResultsStore {
   incomplete: string[];
   /** Folders under <root>/<preset> that name no registered experiment. */
   unknown: string[];
+  /** Finished branch runs under <root>/<preset>/branches/ (toolrl run --branch), by folder name. */
+  branches: BranchResult[];
+}
+
+/** A run that continued another run from its branch point under another method (lib/experiments/branch.ts). */
+export interface BranchResult {
+  name: string;
+  dir: string;
+  config: string;
+  /** The parent run folder and the RL step it branched at. */
+  from: string;
+  step: number;
+  summary: RunSummary;
+  metrics: MetricRecord[];
+  /** The parent's metrics (when its folder is there), to draw both. */
+  parentMetrics: MetricRecord[];
+}
+
+/** Branch runs under `dir` (each a run folder whose run.json names its parent); [] when there is none. */
+function loadBranches(dir: string): BranchResult[] {
+  if (!fs.existsSync(dir)) return [];
+  const out: BranchResult[] = [];
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const runDir = path.join(dir, entry.name);
+    const [runFile, summaryFile] = [path.join(runDir, 'run.json'), path.join(runDir, 'summary.json')];
+    if (!entry.isDirectory() || !fs.existsSync(runFile) || !fs.existsSync(summaryFile)) continue;
+    const run = readJson(runFile) as { config?: string; branch?: { from: string; step: number } | null };
+    if (!run.branch || typeof run.branch.from !== 'string' || !Number.isInteger(run.branch.step)) {
+      throw new Error(`${runFile}: field branch: expected {from, step} (a run under branches/ continues another)`);
+    }
+    const parentFile = path.join(run.branch.from, 'metrics.jsonl');
+    out.push({
+      name: entry.name, dir: runDir, config: String(run.config), from: run.branch.from, step: run.branch.step,
+      summary: validateSummary(summaryFile, readJson(summaryFile)), metrics: readMetrics(path.join(runDir, 'metrics.jsonl')),
+      parentMetrics: fs.existsSync(parentFile) ? readMetrics(parentFile) : [],
+    });
+  }
+  return out.sort((a, b) => (a.name < b.name ? -1 : 1));
 }
 
 function readJson(file: string): unknown {
@@ -96,12 +134,13 @@ const SEED_DIR = /^seed-(\d+)$/;
 /** Load every finished run of `preset` under `root`, grouped by experiment in registry order. */
 export function loadResults(preset: string, root = 'data/results', specs: ExperimentSpec[] = listExperiments()): ResultsStore {
   const presetDir = path.join(root, preset);
-  const store: ResultsStore = { preset, root, experiments: [], incomplete: [], unknown: [] };
+  const store: ResultsStore = { preset, root, experiments: [], incomplete: [], unknown: [], branches: [] };
   if (!fs.existsSync(presetDir)) return store;
+  store.branches = loadBranches(path.join(presetDir, 'branches'));
   const known = new Set(specs.map((s) => s.name));
   for (const entry of fs.readdirSync(presetDir, { withFileTypes: true })) {
     // `report/` is where the report itself goes by default; anything else unknown is worth a note.
-    if (entry.isDirectory() && !known.has(entry.name) && entry.name !== 'report') store.unknown.push(entry.name);
+    if (entry.isDirectory() && !known.has(entry.name) && entry.name !== 'report' && entry.name !== 'branches') store.unknown.push(entry.name);
   }
   for (const spec of specs) {
     const dir = path.join(presetDir, spec.name);
