@@ -38,6 +38,7 @@ const evalCmd: Command = {
       limit: { kind: 'number', help: 'tasks per category (default: all)' },
       constrained: { kind: 'flag', help: 'forbid structurally impossible tokens after <tool_call> (capability probe)' },
       'json-start': { kind: 'flag', help: 'stricter probe: allow only {" right after <tool_call> (JSON splits)' },
+      show: { kind: 'number', help: 'also print the assistant messages of the first N episodes' },
       json: { kind: 'flag', help: 'print the result as JSON' },
       backend: { kind: 'string', choices: ['tensorflow', 'wasm', 'cpu'], help: 'tfjs backend (default: automatic)' },
       data: { kind: 'string', help: 'data folder', default: 'data' },
@@ -63,6 +64,7 @@ const evalCmd: Command = {
       jsonStart: Boolean(args['json-start']),
       dataDir: args.data as string,
       progress: true,
+      show: args.show === undefined ? 0 : positiveInt('--show', args.show),
     });
     process.stdout.write(args.json ? JSON.stringify(res, null, 2) + '\n' : formatEval(res) + '\n');
   },

@@ -30,6 +30,8 @@ export interface EvalReport {
   mean: number;
   states: Record<StructuralState, number>;
   seconds: number;
+  /** With `show`: the first episodes' task, verdict and assistant messages with their states. */
+  shown?: { taskId: string; pass: boolean; messages: { content: string; state: StructuralState }[] }[];
 }
 
 export function splitTasks(split: EvalSplit, dataDir: string): Task[] {
@@ -37,7 +39,7 @@ export function splitTasks(split: EvalSplit, dataDir: string): Task[] {
 }
 
 export async function runEval(opts: { checkpoint?: string; split: EvalSplit; limit: number; constrained: boolean;
-  jsonStart?: boolean; dataDir: string; progress: boolean }): Promise<EvalReport> {
+  jsonStart?: boolean; dataDir: string; progress: boolean; show?: number }): Promise<EvalReport> {
   if (opts.jsonStart && opts.split === 'format_ood') throw new Error('--json-start applies to JSON calls, not to format_ood\'s python syntax');
   const t0 = Date.now();
   const tasks = perCategory(splitTasks(opts.split, opts.dataDir), opts.limit);
@@ -45,6 +47,7 @@ export async function runEval(opts: { checkpoint?: string; split: EvalSplit; lim
   const bar = new ProgressBar({ total: tasks.length, label: `eval ${opts.split}`, silent: !opts.progress });
   const onProgress = (done: number) => bar.update(done);
   let res;
+  let shown: EvalReport['shown'];
   if (opts.checkpoint === undefined) {
     res = await evaluatePolicy(tasks, teacherPolicy(), { syntax, onProgress });
   } else {
@@ -52,7 +55,9 @@ export async function runEval(opts: { checkpoint?: string; split: EvalSplit; lim
     const { model } = loadCheckpoint(opts.checkpoint, { expectVocabFingerprint: tok.fingerprint });
     try {
       const logitMask = opts.jsonStart ? jsonStartMask(tok) : opts.constrained ? structuralMask(tok) : undefined;
-      res = evaluateModel(model, tok, tasks, { syntax, onProgress, logitMask });
+      res = evaluateModel(model, tok, tasks, { syntax, onProgress, logitMask, keepTrajectories: (opts.show ?? 0) > 0 });
+      shown = res.trajectories?.slice(0, opts.show).map((t) => ({ taskId: t.taskId, pass: t.pass,
+        messages: t.messages.map((m) => ({ content: m.content, state: m.state })) }));
     } finally {
       model.dispose();
     }
@@ -68,6 +73,7 @@ export async function runEval(opts: { checkpoint?: string; split: EvalSplit; lim
     mean: res.mean,
     states: res.states,
     seconds: (Date.now() - t0) / 1000,
+    ...(shown ? { shown } : {}),
   };
 }
 
@@ -77,5 +83,9 @@ export function formatEval(r: EvalReport): string {
   for (const [c, v] of Object.entries(r.perCategory)) lines.push(`  ${c.padEnd(14)} ${v.accuracy.toFixed(3)}  (n=${v.n})`);
   lines.push(`  ${'mean'.padEnd(14)} ${r.mean.toFixed(3)}`);
   lines.push('  states: ' + STRUCTURAL_STATES.map((s) => `${s} ${(r.states[s] * 100).toFixed(1)}%`).join(', '));
+  for (const e of r.shown ?? []) {
+    lines.push(`${e.taskId} (${e.pass ? 'passed' : 'failed'}):`);
+    for (const m of e.messages) lines.push(`  [${m.state}] ${JSON.stringify(m.content)}`);
+  }
   return lines.join('\n');
 }
