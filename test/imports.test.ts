@@ -3,25 +3,34 @@ import assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as path from 'path';
 
-// tslab's module loader (notebooks import ./lib/...) does not resolve a folder import to its index.ts, and
-// lib must run unchanged under tsx, node:test and tslab: every relative import names a file.
-test('lib imports name files, never folders', () => {
-  const bad: string[] = [];
+/** Every .ts file under lib/ with its relative imports. */
+function libImports(): { file: string; imports: string[] }[] {
+  const out: { file: string; imports: string[] }[] = [];
   const walk = (dir: string) => {
     for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
       const p = path.join(dir, e.name);
       if (e.isDirectory()) walk(p);
       else if (p.endsWith('.ts')) {
         const src = fs.readFileSync(p, 'utf8');
-        for (const m of src.matchAll(/from\s+'(\.[^']*)'/g)) {
-          const target = path.resolve(path.dirname(p), m[1]);
-          if (fs.existsSync(target) && fs.statSync(target).isDirectory()) bad.push(`${p}: ${m[1]}`);
-        }
         assert.ok(!/\bimport\.meta\b/.test(src), `${p} uses import.meta`);
+        out.push({ file: p, imports: Array.from(src.matchAll(/from\s+['"](\.[^'"]*)['"]/g), (m) => m[1]) });
       }
     }
   };
   walk('lib');
+  return out;
+}
+
+// tslab's module loader (notebooks import ./lib/...) does not resolve a folder import to its index.ts, and
+// lib must run unchanged under tsx, node:test and tslab: every relative import names a file.
+test('lib imports name files, never folders', () => {
+  const bad: string[] = [];
+  for (const { file, imports } of libImports()) {
+    for (const imp of imports) {
+      const target = path.resolve(path.dirname(file), imp);
+      if (fs.existsSync(target) && fs.statSync(target).isDirectory()) bad.push(`${file}: ${imp}`);
+    }
+  }
   assert.deepEqual(bad, []);
 });
 
@@ -36,20 +45,13 @@ test('lib layers import downwards only (nothing in format, envs, model or train 
     return rel.length === 1 ? '' : rel[0];
   };
   const bad: string[] = [];
-  const walk = (dir: string) => {
-    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-      const p = path.join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (p.endsWith('.ts')) {
-        const from = layerOf(p);
-        for (const m of fs.readFileSync(p, 'utf8').matchAll(/from\s+['"](\.[^'"]*)['"]/g)) {
-          const to = layerOf(path.relative('.', path.resolve(path.dirname(p), m[1])));
-          if (!(to in LAYER)) bad.push(`${p}: ${m[1]} (unknown layer ${to})`);
-          else if (LAYER[to] > LAYER[from]) bad.push(`${p} (${from || 'lib'}) imports ${m[1]} (${to})`);
-        }
-      }
+  for (const { file, imports } of libImports()) {
+    const from = layerOf(file);
+    for (const imp of imports) {
+      const to = layerOf(path.relative('.', path.resolve(path.dirname(file), imp)));
+      if (!(to in LAYER)) bad.push(`${file}: ${imp} (unknown layer ${to})`);
+      else if (LAYER[to] > LAYER[from]) bad.push(`${file} (${from || 'lib'}) imports ${imp} (${to})`);
     }
-  };
-  walk('lib');
+  }
   assert.deepEqual(bad, []);
 });

@@ -16,16 +16,10 @@ import { timed } from '../phases';
 import { MiniBatch } from './prepare';
 import { PolicyLossConfig, policyLoss } from './loss';
 import type { SyncSignal } from './trainer';
+import type { GRPOStepRecord } from '../records';
 
-/** What one update logs (token-means over the mini-batch; gradNorm before clipping). */
-export interface UpdateStats {
-  loss: number;
-  pgLoss: number;
-  kl: number;
-  clipFrac: number;
-  dualClipFrac: number;
-  gradNorm: number;
-}
+/** What one update logs (token-means over the mini-batch; gradNorm before clipping): the step record's loss fields. */
+export type UpdateStats = Pick<GRPOStepRecord, 'loss' | 'pgLoss' | 'kl' | 'clipFrac' | 'dualClipFrac' | 'gradNorm'>;
 
 /** acc += grads, freeing the summands (acc takes ownership of tensors it did not have). */
 function accumulate(acc: Map<string, tf.Tensor>, grads: Map<string, tf.Tensor>): void {
