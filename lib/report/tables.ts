@@ -206,6 +206,8 @@ export function lrTable(store: ResultsStore): ReportTable {
     'peak val': (_e, s) => s.summary.rl?.peakValAccuracy,
     'final val': (_e, s) => s.summary.rl?.finalValAccuracy,
     'ID average': (_e, s) => idAverage(s.summary),
+    'max p(<|im_end|>)': (_e, s) => probeExtreme(s, 'pImEnd', 'max'),
+    'max p(<tool_call>)': (_e, s) => probeExtreme(s, 'pToolCall', 'max'),
   };
   for (const k of STRUCTURAL_STATES) extract[STATE_LABEL[k]] = (_e, s) => s.summary.rl?.finalStates[k];
   const cols = Object.keys(extract);
@@ -213,8 +215,15 @@ export function lrTable(store: ResultsStore): ReportTable {
     { column: 'lr', cell: sweepRowName },
     ['peak / final val = greedy validation accuracy (%) at its best and at the last validated step.',
       'collapse step = first validated global step from which validation stays below a quarter of its peak (per seed).',
+      'signal steps = per seed, the RL steps with at least one group of mixed rewards (the others have no policy gradient).',
+      'max p(...) = the probe after <tool_call>\\n at its highest over the RL steps (percent); runner-up = per seed, the most ' +
+      'likely token other than {", <|im_end|> and <tool_call> there at the last step.',
       'state shares (%) = structural states of sampled RL messages, averaged over the last 5 steps.']);
   insertPerSeedColumn(t, exps, 'collapse step', 'ID average', (s) => s.summary.rl?.collapseStep ?? null, collapseCell);
+  insertPerSeedColumn(t, exps, 'signal steps', 'peak val', (s) => s.summary.rl?.stepsWithSignal ?? null,
+    (v) => (v.every((x) => x === null) ? NA : v.map((x) => (x === null ? NA : String(x))).join(', ')));
+  insertPerSeedColumn(t, exps, 'runner-up', STATE_LABEL.healthyCall, (s) => s.summary.rl?.finalProbe.topOther ?? null,
+    (v) => (v.every((x) => x === null) ? NA : v.map((x) => (x === null ? NA : JSON.stringify(x))).join(', ')));
   t.raw.forEach((r, i) => (r.values.lr = exps[i].spec.sweepLr ?? null));
   return t;
 }
