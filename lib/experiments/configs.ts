@@ -193,6 +193,11 @@ EXPERIMENTS.push(
   },
 );
 
+/** "lr1e-3": how a config name carries its learning rate. */
+function rateTag(lr: number): string {
+  return `lr${lr.toExponential(0).replace('+', '')}`;
+}
+
 /**
  * The learning-rate sweep of vanilla GRPO (docs/design.md B: report every rate, including those that do not collapse).
  * The sweep's point at RL_LR is vanilla-rl itself (its `sweepLr`), so the configs below are the other rates.
@@ -201,11 +206,30 @@ export const LR_SWEEP_RATES = [1e-4, 3e-4, 1e-3, 3e-3];
 export const LR_SWEEP = LR_SWEEP_RATES.filter((lr) => lr !== RL_LR);
 for (const lr of LR_SWEEP) {
   EXPERIMENTS.push({
-    name: `vanilla-rl-lr${lr.toExponential(0).replace('+', '')}`, label: `lr ${lr.toExponential(0)}`, group: 'lr-sweep', sweepLr: lr,
+    name: `vanilla-rl-${rateTag(lr)}`, label: `lr ${lr.toExponential(0)}`, group: 'lr-sweep', sweepLr: lr,
     title: `Vanilla GRPO at learning rate ${lr.toExponential(0)}`,
     paper: 'The paper compares learning rates (docs/design.md A.7: lr modulates collapse). Same recipe as vanilla-rl, other lr.',
     init: { kind: 'checkpoint', path: BASE_CHECKPOINT },
     stages: (p) => [{ kind: 'grpo', config: { ...rlSizes(p), lr } }],
+  });
+}
+
+/**
+ * The learning rate at which vanilla GRPO collapses from the calibrated base (full preset, both seeds: validation
+ * at 0-3% from step ~40 while the main rate holds ~28%; README). The paper's claim that SFT restores stability
+ * can only be tested where there is an instability, so the supervisory signals run here too, as the
+ * 'collapse-rate' group (compared with vanilla-rl-lr1e-3, the sweep's point at this rate).
+ */
+export const COLLAPSE_LR = 1e-3;
+const COLLAPSE_SIGNALS = ['ops', 'hbg', 'sync-sft', 'ets', 'ets-difflr', 'prs', 'guard'];
+for (const name of COLLAPSE_SIGNALS) {
+  const main = EXPERIMENTS.find((e) => e.name === name)!;
+  EXPERIMENTS.push({
+    ...main, name: `${name}-${rateTag(COLLAPSE_LR)}`, label: `${main.label}, lr ${COLLAPSE_LR.toExponential(0)}`,
+    group: 'collapse-rate', mainRate: name,
+    title: `${main.title}, at the collapse rate ${COLLAPSE_LR.toExponential(0)}`,
+    paper: `${main.paper} Here at lr ${COLLAPSE_LR.toExponential(0)}, where vanilla RL collapses.`,
+    stages: (p) => main.stages(p).map((st) => (st.kind === 'grpo' ? { ...st, config: { ...st.config, lr: COLLAPSE_LR } } : st)),
   });
 }
 

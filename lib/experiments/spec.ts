@@ -64,7 +64,9 @@ export type ExperimentGroup =
   /** A row of the learning-rate sweep of vanilla GRPO. */
   | 'lr-sweep'
   /** Beyond the paper (the adaptive collapse guard and its fixed-schedule comparison). */
-  | 'extra';
+  | 'extra'
+  /** The supervisory signals again at the learning rate where vanilla RL collapses (configs.ts COLLAPSE_LR). */
+  | 'collapse-rate';
 
 export interface ExperimentSpec {
   name: string;
@@ -75,6 +77,8 @@ export interface ExperimentSpec {
   group: ExperimentGroup;
   /** For `lr-sweep` rows: the GRPO learning rate. */
   sweepLr?: number;
+  /** For `collapse-rate` rows: the main-rate config this one repeats at COLLAPSE_LR. */
+  mainRate?: string;
   /** Which paper method / official script this mirrors, and what differs here. */
   paper: string;
   init: InitFrom;

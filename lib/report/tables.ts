@@ -15,6 +15,7 @@ import { ExperimentResults, ResultsStore, byGroup } from './results';
 import { SeedStat, Observation, seedStats, formatPercent, formatLr } from './stats';
 import { PAPER_NOTES, PAPER_REFERENCES, paperCell } from './paper';
 import { differenceInterval, formatInterval, Outcomes, scoreInterval } from './bootstrap';
+import { COLLAPSE_LR } from '../experiments/configs';
 
 export interface RawRow {
   config: string;
@@ -119,19 +120,19 @@ const OOD_COLUMNS = ['base', 'miss_param', 'miss_func'];
  * no per-task outcomes (results written before they were recorded) or were evaluated on other tasks.
  */
 function insertIntervalColumns(t: ReportTable, exps: ExperimentResults[], store: ResultsStore, split: 'id' | 'format_ood' | 'content_ood',
-  cats: string[], label: string, after: string): void {
+  cats: string[], label: string, after: string, baseline = BASELINE_CONFIG, baselineLabel = 'vanilla RL'): void {
   const outcomes = (e: ExperimentResults | undefined) =>
     (e?.seeds ?? []).map((s) => s.summary.eval[split]?.outcomes).filter((o): o is Outcomes => o !== undefined);
-  const base = store.experiments.find((e) => e.spec.name === BASELINE_CONFIG);
+  const base = store.experiments.find((e) => e.spec.name === baseline);
   const baseOut = outcomes(base);
   const at = t.columns.indexOf(after) + 1;
-  const [ciCol, diffCol] = [`${label} [95% CI]`, `${label} − vanilla RL [95% CI]`];
+  const [ciCol, diffCol] = [`${label} [95% CI]`, `${label} − ${baselineLabel} [95% CI]`];
   t.columns.splice(at, 0, ciCol, diffCol);
   t.rows.forEach((r, i) => {
     const mine = outcomes(exps[i]);
     const complete = mine.length === exps[i].seeds.length;
     const ci = complete ? scoreInterval(mine, cats) : null;
-    const diff = complete && exps[i].spec.name !== BASELINE_CONFIG && baseOut.length === (base?.seeds.length ?? -1)
+    const diff = complete && exps[i].spec.name !== baseline && baseOut.length === (base?.seeds.length ?? -1)
       ? differenceInterval(mine, baseOut, cats) : null;
     r.splice(at, 0, ci ? formatInterval(ci) : NA, diff ? formatInterval(diff, 1, true) : NA);
     t.raw[i].values[ciCol] = ci as unknown as RawRow['values'][string];
@@ -298,6 +299,32 @@ export function guardTable(store: ResultsStore): ReportTable {
   return t;
 }
 
+/**
+ * The supervisory signals at the learning rate where vanilla RL collapses (group 'collapse-rate'), next to
+ * vanilla RL at that rate: does the signal keep the policy from collapsing, and what is left of ID accuracy?
+ */
+export function collapseRateTable(store: ResultsStore): ReportTable {
+  const signals = byGroup(store, 'collapse-rate');
+  const baseline = store.experiments.filter((e) => e.spec.group === 'lr-sweep' && e.spec.sweepLr === COLLAPSE_LR);
+  const exps = [...baseline, ...signals];
+  const extract: Record<string, Extract> = {
+    'ID average': (_e, s) => idAverage(s.summary),
+    'peak val': (_e, s) => s.summary.rl?.peakValAccuracy,
+    'final val': (_e, s) => s.summary.rl?.finalValAccuracy,
+    'RL full collapse': (_e, s) => s.summary.rl?.finalStates.fullCollapse,
+    'RL healthy call': (_e, s) => s.summary.rl?.finalStates.healthyCall,
+  };
+  const lr = formatLr(COLLAPSE_LR);
+  const t = makeTable('table-collapse-rate', `Supervisory signals at the collapse rate (lr ${lr})`, exps, Object.keys(extract), extract,
+    { column: 'method', cell: (e) => (e.spec.group === 'lr-sweep' ? `Vanilla RL, lr ${lr}` : e.spec.label) },
+    [`Every row trains at lr ${lr}, where vanilla RL collapses; Table 1's rows train at the main rate.`,
+      'RL full collapse / healthy call = shares of the sampled messages of the last 5 RL steps.']);
+  insertIntervalColumns(t, exps, store, 'id', ID_COLUMNS, 'ID average', 'ID average', baseline[0]?.spec.name ?? '', `vanilla RL lr ${lr}`);
+  insertPerSeedColumn(t, exps, 'collapse step', 'RL full collapse', (s) => s.summary.rl?.collapseStep ?? null, collapseCell);
+  if (t.raw.length) t.notes.splice(1, 0, INTERVAL_NOTE);
+  return t;
+}
+
 /** Every table the store has rows for, in report order (Table 1 and 2 always, others when present). */
 export function allTables(store: ResultsStore): ReportTable[] {
   const out = [accuracyTable(store), oodTable(store)];
@@ -306,5 +333,6 @@ export function allTables(store: ResultsStore): ReportTable[] {
   const capability = capabilityTable(store);
   if (capability.rows.length) out.push(capability);
   if (byGroup(store, 'extra').length) out.push(guardTable(store));
+  if (byGroup(store, 'collapse-rate').length) out.push(collapseRateTable(store));
   return out;
 }
