@@ -225,6 +225,10 @@ export function lrTable(store: ResultsStore): ReportTable {
     (v) => (v.every((x) => x === null) ? NA : v.map((x) => (x === null ? NA : String(x))).join(', ')));
   insertPerSeedColumn(t, exps, 'runner-up', STATE_LABEL.healthyCall, (s) => s.summary.rl?.finalProbe.topOther ?? null,
     (v) => (v.every((x) => x === null) ? NA : v.map((x) => (x === null ? NA : JSON.stringify(x))).join(', ')));
+  // where RL took each rate relative to where it started: the base checkpoint's own evaluation on the same tasks
+  insertIntervalColumns(t, exps, store, 'id', ID_COLUMNS, 'ID', 'ID average', 'base-model', 'base');
+  if (t.raw.length) t.notes.push('ID [95% CI] and ID − base: bootstrap over the test tasks and seeds, paired with the base checkpoint\'s ' +
+    'evaluation on the same tasks (row base-model of Table 1); real where the interval excludes 0.');
   t.raw.forEach((r, i) => (r.values.lr = exps[i].spec.sweepLr ?? null));
   return t;
 }
