@@ -103,9 +103,17 @@ export type GuardMetric = { phase: 'guard'; step: number; pImEnd: number; pJsonO
 /** A line of metrics.jsonl. */
 export type MetricRecord = GRPOMetric | SFTMetric | SFTValMetric | InterleaveMetric | GuardMetric;
 
+/** The records of one phase, in order and typed (a plain `filter` does not narrow the union). */
+export function recordsOf<P extends MetricRecord['phase']>(
+  records: readonly MetricRecord[],
+  phase: P
+): Extract<MetricRecord, { phase: P }>[] {
+  return records.filter((r): r is Extract<MetricRecord, { phase: P }> => r.phase === phase);
+}
+
 /** The RL step records of a run, in order. */
 export function grpoRecords(records: readonly MetricRecord[]): GRPOMetric[] {
-  return records.filter((r): r is GRPOMetric => r.phase === 'grpo');
+  return recordsOf(records, 'grpo');
 }
 
 /** A numeric field of a record read by name (figures and tables choose fields at run time), or undefined. */
