@@ -25,6 +25,15 @@ test('a progress bar prints its 100% line once, with the last status', () => {
   assert.equal(s.lines().length, 3);
 });
 
+test('a resumed progress bar estimates the rest from the units this process did', async () => {
+  const s = sink();
+  const bar = new ProgressBar({ total: 100, label: 'rl', stream: s.stream, minIntervalMs: 0, done: 50 });
+  await new Promise((r) => setTimeout(r, 200));
+  bar.update(51); // one unit in ~0.2 s, 49 left: ~10 s, where counting the 50 resumed units would say ~0 s
+  const eta = /eta (\d+)s/.exec(s.lines()[0]);
+  assert.ok(eta && Number(eta[1]) >= 8, s.lines()[0]);
+});
+
 const SPEC: CommandSpec = {
   name: 'eval', summary: 's',
   options: {

@@ -22,7 +22,7 @@ import { loadTokenizer } from '../lib/format/tokenizer';
 import { loadResumeState } from '../lib/experiments/resume';
 
 const REPO = path.resolve(__dirname, '..');
-const COMMITTED = path.join(REPO, 'data', 'results', 'quick', 'vanilla-rl', 'seed-1');
+const COMMITTED = path.join(REPO, 'data', 'results', 'full', 'vanilla-rl', 'seed-1');
 const TINY = ['grpo.groupSize=2', 'grpo.promptsPerStep=1', 'grpo.promptsPerMiniBatch=1', 'grpo.maxMessageTokens=16',
   'grpo.maxAssistantMessages=2', 'grpo.probeTasks=1', 'grpo.steps=4', 'grpo.checkpointEvery=1', 'grpo.valEvery=4'];
 const SET = [...TINY.flatMap((s) => ['--set', s]), '--backend', 'wasm'];
@@ -91,7 +91,9 @@ function results(dir: string) {
 
 test('bad options and configs are refused before a committed run (a copy) is touched', async () => {
   const dir = path.join(tmp('bad'), 'seed-1');
-  fs.cpSync(COMMITTED, dir, { recursive: true });
+  // what a clone has: the committed files, not the ignored ones a local run leaves (checkpoint, resume points, rollouts)
+  const ignored = new Set(['checkpoint', 'resume', 'branches', 'rollouts.jsonl', '.lock']);
+  fs.cpSync(COMMITTED, dir, { recursive: true, filter: (src) => !ignored.has(path.basename(src)) });
   const before = tree(dir);
   const spec = getExperiment('vanilla-rl');
   const opts = { preset: getPreset('quick'), seed: 1, out: dir, progress: false };

@@ -122,7 +122,7 @@ export async function runGRPO(ctx: RunContext, si: number, stage: Extract<StageS
   let phases = 0;
   let lastPhase = 0;
   for (const r of ctx.metrics.records) if (r.phase === 'guard' && r.stage === si) { phases++; lastPhase = r.step; }
-  const bar = new ProgressBar({ total: cfg.steps, label: `${ctx.name} rl`, silent: !ctx.progress });
+  const bar = new ProgressBar({ total: cfg.steps, label: `${ctx.name} rl`, silent: !ctx.progress, done: trainer.stepIndex });
   try {
     while (trainer.stepIndex < cfg.steps) {
       const rec = trainer.step();

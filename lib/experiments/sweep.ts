@@ -91,6 +91,12 @@ export const childLauncher: Launcher = (_job, args, logFile, abort) => new Promi
   }
 });
 
+/** `dir` as the child (cwd: the repository root) should see it: relative inside the repository, so run.log names no machine path. */
+function childPath(dir: string): string {
+  const rel = path.relative(REPO_ROOT, path.resolve(dir));
+  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : path.resolve(dir);
+}
+
 const jobKey = (config: string, seed: number, preset: string) => `${preset}/${config}/seed-${seed}`;
 
 function tail(file: string, lines = 20): string {
@@ -184,7 +190,7 @@ export function runSweep(jobs: SweepJob[], opts: SweepOptions = {}): Promise<Swe
       }
       fs.mkdirSync(j.out, { recursive: true });
       const resume = !opts.force && resumeDir(j.out) !== null;
-      const args = ['run', '--config', j.config, '--preset', j.preset, '--seed', String(j.seed), '--out', path.resolve(j.out),
+      const args = ['run', '--config', j.config, '--preset', j.preset, '--seed', String(j.seed), '--out', childPath(j.out),
         resume ? '--resume' : '--force', ...(opts.extraArgs ?? [])];
       const logFile = path.join(j.out, 'run.log');
       if (!resume) fs.writeFileSync(logFile, ''); // a resumed run appends to the log of the killed one

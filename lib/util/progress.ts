@@ -12,6 +12,8 @@ export interface ProgressOptions {
   minIntervalMs?: number;
   /** Print nothing (tests, notebooks that show their own progress). */
   silent?: boolean;
+  /** Units already finished before this process started (a resumed run): the eta counts only the rest. */
+  done?: number;
 }
 
 export function formatDuration(seconds: number): string {
@@ -66,7 +68,9 @@ export class ProgressBar {
     const width = 24;
     const filled = Math.round(frac * width);
     const elapsed = (Date.now() - this.start) / 1000;
-    const eta = frac > 0 ? (elapsed / frac) * (1 - frac) : NaN;
+    // The rate comes from the units this process did; units done before a resume took none of its time.
+    const did = this.current - (this.opts.done ?? 0);
+    const eta = did > 0 ? (elapsed / did) * Math.max(0, total - this.current) : NaN;
     const line = `${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${this.current}/${total} ` +
       `${Math.round(frac * 100)}% ${formatDuration(elapsed)} eta ${formatDuration(eta)}${status ? ' | ' + status : ''}`;
     if (this.tty) this.stream.write(`\r\x1b[2K${line}`);
