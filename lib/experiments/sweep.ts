@@ -131,16 +131,19 @@ export function runSweep(jobs: SweepJob[], opts: SweepOptions = {}): Promise<Swe
 
   const state = new Map<SweepJob, 'pending' | 'running' | 'ok' | 'failed'>(jobs.map((j) => [j, 'pending']));
   const failures: SweepFailure[] = [];
-  const durations: number[] = [];
+  const durations = new Map<string, number[]>(); // config -> seconds of its finished runs
   const width = String(jobs.length).length;
   let counter = 0;
   const tag = (n: number, j: SweepJob) => `[${String(n).padStart(width)}/${jobs.length}] ${j.config} seed ${j.seed}`;
-  const remaining = () => jobs.filter((j) => state.get(j) === 'pending' || state.get(j) === 'running').length;
+  // Configs differ by orders of magnitude (an evaluation takes a minute, an RL run most of an hour): a job is
+  // estimated by its own config's finished runs, else by the slowest config seen so far.
   const eta = () => {
-    if (!durations.length) return '';
-    const mean = durations.reduce((a, b) => a + b, 0) / durations.length;
-    const left = remaining();
-    return left ? ` | ${left} left, eta ${formatDuration((mean * left) / concurrency)}` : '';
+    if (!durations.size) return '';
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const slowest = Math.max(...Array.from(durations.values(), mean));
+    const left = jobs.filter((j) => state.get(j) === 'pending' || state.get(j) === 'running'); // this one included
+    const total = left.reduce((a, j) => a + (durations.has(j.config) ? mean(durations.get(j.config)!) : slowest), 0);
+    return left.length ? ` | ${left.length} left, eta ${formatDuration(total / concurrency)}` : '';
   };
   /** `showLog`: print the tail of run.log (only for a run that this sweep started and that failed on its own). */
   const fail = (j: SweepJob, n: number, code: number | null, reason: string, showLog = false) => {
@@ -211,7 +214,7 @@ export function runSweep(jobs: SweepJob[], opts: SweepOptions = {}): Promise<Swe
           else if (why !== null) fail(j, n, code, `exited 0 but left no finished run: ${why}`, true);
           else {
             state.set(j, 'ok');
-            durations.push(secs);
+            durations.set(j.config, [...(durations.get(j.config) ?? []), secs]);
             const id = idMean(j.out);
             log(`${tag(n, j)} done in ${formatDuration(secs)}${id === null ? '' : `: ID ${id.toFixed(3)}`}${eta()}`);
           }
