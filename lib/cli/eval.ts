@@ -2,7 +2,7 @@
  * `toolrl eval`: greedy evaluation of a checkpoint, or of the scripted teacher (which must score 1.0: it
  * checks the world, the checker and the harness end to end). `--constrained` runs the capability probe:
  * the same checkpoint, decoding with only structurally impossible continuations forbidden; `--json-start` the
- * stricter variant that allows nothing but `{"` right after `<tool_call>`.
+ * stricter variant that allows nothing but `{"` right after `<tool_call>\n`.
  */
 import * as path from 'path';
 import { loadTokenizer } from '../format/tokenizer';
@@ -24,7 +24,7 @@ export interface EvalReport {
   policy: string;
   backend: string | null;
   constrained: boolean;
-  /** Decoding allowed only `{"` right after `<tool_call>` (the stricter probe). */
+  /** Decoding allowed only `{"` right after `<tool_call>\n` (the stricter probe). */
   jsonStart: boolean;
   perCategory: Record<string, { n: number; accuracy: number }>;
   mean: number;
@@ -78,7 +78,7 @@ export async function runEval(opts: { checkpoint?: string; split: EvalSplit; lim
 }
 
 export function formatEval(r: EvalReport): string {
-  const how = r.jsonStart ? ' (only {" after <tool_call>)' : r.constrained ? ' (constrained decoding)' : '';
+  const how = r.jsonStart ? ' (only {" after <tool_call>\\n)' : r.constrained ? ' (constrained decoding)' : '';
   const lines = [`${r.policy} on ${r.split}${how}`];
   for (const [c, v] of Object.entries(r.perCategory)) lines.push(`  ${c.padEnd(14)} ${v.accuracy.toFixed(3)}  (n=${v.n})`);
   lines.push(`  ${'mean'.padEnd(14)} ${r.mean.toFixed(3)}`);

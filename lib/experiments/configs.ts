@@ -183,7 +183,7 @@ EXPERIMENTS.push(
     name: 'guard', label: 'Collapse guard', group: 'extra',
     title: 'Beyond the paper: ETS-style SFT phases triggered by the probe or the full-collapse share',
     paper: 'Not in the paper. Same data and SFT recipe as ETS (lr SFT_LR_LOW, 2 epochs, warmup 0.3), but an SFT phase starts when ' +
-      'p(<|im_end|> after <tool_call>) >= 0.25, p({" after <tool_call>) < 0.9 or the full-collapse share of a step\'s messages >= 0.25 (at most 2 phases, 10 steps apart). ' +
+      'p(<|im_end|> after <tool_call>\\n) >= 0.25, p({" after <tool_call>\\n) < 0.9 or the full-collapse share of a step\'s messages >= 0.25 (at most 2 phases, 10 steps apart). ' +
       'Compare with ets, its fixed-schedule counterpart.',
     init: { kind: 'checkpoint', path: BASE_CHECKPOINT },
     stages: (p) => [{

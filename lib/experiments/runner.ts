@@ -49,7 +49,7 @@ import { RunIdentity, clearRunFolder, resumeDir, dataFingerprint, describeIdenti
 
 /**
  * The final evaluations: ID test tasks, the same with constrained decoding (the capability probe: only
- * structurally impossible tokens after `<tool_call>` forbidden), format-OOD and content-OOD.
+ * structurally impossible tokens after `<tool_call>\n` forbidden), format-OOD and content-OOD.
  */
 export type EvalSplitName = 'id' | 'id_constrained' | 'format_ood' | 'content_ood';
 export const EVAL_SPLITS: EvalSplitName[] = ['id', 'id_constrained', 'format_ood', 'content_ood'];

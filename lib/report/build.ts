@@ -83,7 +83,7 @@ export function reportFigures(store: ResultsStore): NamedFigure[] {
     const s = e.seeds[0];
     const who = `${e.spec.label}, seed ${s.seed}`;
     const png = e === focus;
-    figs.push({ slug: `probe-${e.spec.name}`, title: `Probe: ${who}`, figure: probeFigure(s.metrics, `Probe after <tool_call> (${who})`), png });
+    figs.push({ slug: `probe-${e.spec.name}`, title: `Probe: ${who}`, figure: probeFigure(s.metrics, `Probe after <tool_call>\\n (${who})`), png });
     figs.push({ slug: `states-${e.spec.name}`, title: `States: ${who}`, figure: statesFigure(s.metrics, `Structural states of sampled messages (${who})`), png });
     figs.push({ slug: `gradsplit-${e.spec.name}`, title: `Gradient split: ${who}`,
       figure: gradSplitFigure(s.metrics, `Policy-gradient push on control-token logits (${who})`), png });

@@ -249,7 +249,7 @@ export function stateTable(store: ResultsStore): ReportTable {
 /**
  * The capability probe (docs/design.md A.5, "Claim"): ID accuracy of the same checkpoint with free
  * greedy decoding and with constrained decoding that only forbids `<|im_end|>` and a second `<tool_call>` right
- * after `<tool_call>`. Rows: every run evaluated both ways (base, methods, learning-rate sweep).
+ * after `<tool_call>\n`. Rows: every run evaluated both ways (base, methods, learning-rate sweep).
  */
 export function capabilityTable(store: ResultsStore): ReportTable {
   const exps = store.experiments.filter((e) => e.spec.group !== 'base' && e.seeds.some((s) => s.summary.eval.id_constrained));
@@ -264,7 +264,7 @@ export function capabilityTable(store: ResultsStore): ReportTable {
       'constrained − free': (_e, s) => gain(s),
     }, { column: 'run', cell: (e) => (e.spec.group === 'lr-sweep' ? `Vanilla RL, ${sweepRowName(e)}` : e.spec.label) },
     ['Both columns are greedy ID averages of the final checkpoint; constrained decoding forbids only <|im_end|> and a ' +
-      'second <tool_call> right after <tool_call> (toolrl eval --constrained).']);
+      'second <tool_call> right after <tool_call>\\n (toolrl eval --constrained).']);
 }
 
 /** What the collapse guard is compared with: no SFT at all, and SFT phases at fixed steps (ETS). */
@@ -298,7 +298,7 @@ export function guardTable(store: ResultsStore): ReportTable {
       'ID average': (_e, s) => idAverage(s.summary),
     }, BY_LABEL,
     ['SFT phases = per seed, the SFT phases that ran (guard: triggered; ETS: scheduled).',
-      'min p({") / max p(<|im_end|>) = the probe after <tool_call> at its worst over the RL steps (what the guard watches).']);
+      'min p({") / max p(<|im_end|>) = the probe after <tool_call>\\n at its worst over the RL steps (what the guard watches).']);
   insertPerSeedColumn(t, exps, 'SFT phases', 'min p({")', sftPhases, (counts) => counts.join(', '));
   return t;
 }
