@@ -1,7 +1,7 @@
 // Tables and figures from a synthetic results store: two seeds per config with hand-picked accuracies,
 // so every "mean ± std" below can be checked by hand (sample std of two values a, b = |a - b| / sqrt 2).
 
-import type { MetricRecord } from '../lib/train/records';
+import type { GRPOMetric, MetricRecord } from '../lib/train/records';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -9,7 +9,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ExperimentSpec } from '../lib/experiments/spec';
 import { loadResults, ResultsStore } from '../lib/report/results';
-import { accuracyTable, oodTable, lrTable, stateTable, capabilityTable, guardTable, collapseCell } from '../lib/report/tables';
+import { accuracyTable, oodTable, lrTable, stateTable, capabilityTable, guardTable, collapseCell, baseValAccuracy } from '../lib/report/tables';
+import { summarizeRL } from '../lib/experiments/summary';
 import { toCSV, toMarkdown, toHtml, toText } from '../lib/report/render';
 import { valAccuracyFigure, rewardFigure, probeFigure, gradSplitFigure, collapseFigure, methodRuns, meanCurve, branchFigure } from '../lib/report/figures';
 import { buildReport } from '../lib/report/build';
@@ -235,3 +236,20 @@ test('branch runs under <preset>/branches/ load with their parent; branchFigure 
   fs.rmSync(path.join(root, 'quick', 'branches'), { recursive: true });
 });
 
+
+test('collapse step against the start: a run already down at its first validation collapses there', () => {
+  const down = [grpo(10, 0.0, 0), grpo(20, 0.05, 0)] as unknown as GRPOMetric[];
+  assert.equal(summarizeRL(down).collapseStep, null, 'its own peak (0.05) says nothing collapsed');
+  assert.equal(summarizeRL(down, 5, 0.44).collapseStep, 10, 'below a quarter of the start (0.11) from step 10 on');
+  const recovered = [grpo(10, 0.05, 0), grpo(20, 0.3, 0)] as unknown as GRPOMetric[];
+  assert.equal(summarizeRL(recovered, 5, 0.44).collapseStep, null);
+});
+
+test('baseValAccuracy: the base-model run\'s outcomes on the first valTasksPerCategory tasks of each category', () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'toolrl-baseval-'));
+  // quick validates on 4 tasks per category: '1111', '1111', '1110', '1100' -> (1 + 1 + 0.75 + 0.5) / 4
+  writeRun(root, 'base-model', 1, { eval: { id: evalOf([0.5, 0.4, 0.3, 0.2]) }, rl: null }, []);
+  const store = loadResults('quick', root, [spec('base-model', 'method')]);
+  assert.equal(baseValAccuracy(store), 0.8125);
+  assert.equal(baseValAccuracy(loadResults('quick', root, [spec('fcl-sft', 'method')])), null);
+});

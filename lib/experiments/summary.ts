@@ -11,8 +11,9 @@ export interface RLSummary {
   peakStep: number | null;
   finalValAccuracy: number;
   /**
-   * First validated step from which validation accuracy stays below a quarter of its peak until the end
-   * (null when that never happens, or when the peak is 0).
+   * First validated step from which validation accuracy stays below a quarter of its reference until the end:
+   * the higher of its validated peak and `startValAccuracy` when given (null when that never happens, or the
+   * reference is 0).
    */
   collapseStep: number | null;
   /** State shares of the sampled messages, averaged over the last `tail` steps. */
@@ -27,16 +28,21 @@ export interface RLSummary {
   stepsWithSignal: number | null;
 }
 
-/** `records`: the RL step records (phase 'grpo') in order. */
-export function summarizeRL(records: GRPOMetric[], tail = 5): RLSummary {
+/**
+ * `records`: the RL step records (phase 'grpo') in order. `startValAccuracy`: the starting policy's accuracy on
+ * the same validation tasks, when known; without it a run that is already down at its first validation (a fast
+ * collapse) has a peak near 0 and no collapse step.
+ */
+export function summarizeRL(records: GRPOMetric[], tail = 5, startValAccuracy: number | null = null): RLSummary {
   const val = records.filter((r) => r.valAccuracy !== undefined).map((r) => ({ step: r.globalStep ?? r.step, acc: r.valAccuracy! }));
   let peak = 0;
   let peakStep: number | null = null;
   for (const v of val) if (v.acc > peak) { peak = v.acc; peakStep = v.step; }
   let collapseStep: number | null = null;
-  if (peak > 0) {
+  const reference = Math.max(peak, startValAccuracy ?? 0);
+  if (reference > 0) {
     for (let i = val.length - 1; i >= 0; i--) {
-      if (val[i].acc < peak / 4) collapseStep = val[i].step;
+      if (val[i].acc < reference / 4) collapseStep = val[i].step;
       else break;
     }
   }

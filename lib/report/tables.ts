@@ -15,7 +15,9 @@ import { ExperimentResults, ResultsStore, byGroup } from './results';
 import { SeedStat, Observation, seedStats, formatPercent, formatLr } from './stats';
 import { PAPER_NOTES, PAPER_REFERENCES, paperCell } from './paper';
 import { differenceInterval, formatInterval, Outcomes, scoreInterval } from './bootstrap';
-import { COLLAPSE_LR } from '../experiments/configs';
+import { BASE_CHECKPOINT, COLLAPSE_LR } from '../experiments/configs';
+import { PRESETS, getPreset } from '../experiments/presets';
+import { summarizeRL } from '../experiments/summary';
 
 export interface RawRow {
   config: string;
@@ -100,11 +102,11 @@ function makeTable(id: string, title: string, exps: ExperimentResults[], cols: s
  * the raw row keeps the list.
  */
 function insertPerSeedColumn<T>(t: ReportTable, exps: ExperimentResults[], column: string, before: string,
-  perSeed: (s: ExperimentResults['seeds'][number]) => T, cell: (values: T[]) => string): void {
+  perSeed: (s: ExperimentResults['seeds'][number], e: ExperimentResults) => T, cell: (values: T[]) => string): void {
   const at = t.columns.indexOf(before);
   t.columns.splice(at, 0, column);
   t.rows.forEach((r, i) => {
-    const values = exps[i].seeds.map(perSeed);
+    const values = exps[i].seeds.map((s) => perSeed(s, exps[i]));
     r.splice(at, 0, cell(values));
     t.raw[i].values[column] = values as RawRow['values'][string];
   });
@@ -200,9 +202,36 @@ export function sweepRowName(e: ExperimentResults): string {
   return e.spec.group === 'lr-sweep' ? lr : `${lr} (${e.spec.label})`;
 }
 
+/**
+ * The base checkpoint's greedy accuracy on the RL validation tasks (the first `valTasksPerCategory` test tasks of
+ * each category, lib/experiments/runner.ts), read from the base-model run's per-task outcomes; null without them.
+ */
+export function baseValAccuracy(store: ResultsStore): number | null {
+  const base = store.experiments.find((e) => e.spec.name === 'base-model');
+  const outcomes = base?.seeds[0]?.summary.eval.id?.outcomes;
+  if (!outcomes || !(PRESETS as string[]).includes(store.preset)) return null;
+  const n = getPreset(store.preset).valTasksPerCategory;
+  const cats = Object.values(outcomes).filter((o) => o.length >= n);
+  if (n <= 0 || cats.length !== Object.keys(outcomes).length) return null;
+  return cats.reduce((a, o) => a + o.slice(0, n).split('').filter((c) => c === '1').length / n, 0) / cats.length;
+}
+
+/** A run's collapse step measured against the higher of its validated peak and where it started (the base). */
+function collapseVsStart(s: ExperimentResults['seeds'][number], e: ExperimentResults, start: number | null): number | null {
+  if (e.spec.init.kind !== 'checkpoint' || e.spec.init.path !== BASE_CHECKPOINT || start === null) return s.summary.rl?.collapseStep ?? null;
+  return summarizeRL(grpoRecords(s.metrics), 5, start).collapseStep;
+}
+
+function collapseNote(start: number | null): string {
+  return 'collapse step = per seed, the first validated global step from which validation stays below a quarter of the higher of ' +
+    'its peak and the base checkpoint\'s accuracy on the same validation tasks' +
+    (start === null ? ' (unknown here: no base-model run)' : ` (${(100 * start).toFixed(1)}%)`) + '.';
+}
+
 /** The learning-rate sweep of vanilla GRPO, sorted by learning rate. */
 export function lrTable(store: ResultsStore): ReportTable {
   const exps = sweepExperiments(store);
+  const start = baseValAccuracy(store);
   const extract: Record<string, Extract> = {
     'peak val': (_e, s) => s.summary.rl?.peakValAccuracy,
     'final val': (_e, s) => s.summary.rl?.finalValAccuracy,
@@ -215,12 +244,12 @@ export function lrTable(store: ResultsStore): ReportTable {
   const t = makeTable('table-lr', 'Learning-rate sweep of vanilla GRPO', exps, cols, extract,
     { column: 'lr', cell: sweepRowName },
     ['peak / final val = greedy validation accuracy (%) at its best and at the last validated step.',
-      'collapse step = first validated global step from which validation stays below a quarter of its peak (per seed).',
+      collapseNote(start),
       'signal steps = per seed, the RL steps with at least one group of mixed rewards (the others have no policy gradient).',
       'max p(...) = the probe after <tool_call>\\n at its highest over the RL steps (percent); runner-up = per seed, the most ' +
       'likely token other than {", <|im_end|> and <tool_call> there at the last step.',
       'state shares (%) = structural states of sampled RL messages, averaged over the last 5 steps.']);
-  insertPerSeedColumn(t, exps, 'collapse step', 'ID average', (s) => s.summary.rl?.collapseStep ?? null, collapseCell);
+  insertPerSeedColumn(t, exps, 'collapse step', 'ID average', (s, e) => collapseVsStart(s, e, start), collapseCell);
   insertPerSeedColumn(t, exps, 'signal steps', 'peak val', (s) => s.summary.rl?.stepsWithSignal ?? null,
     (v) => (v.every((x) => x === null) ? NA : v.map((x) => (x === null ? NA : String(x))).join(', ')));
   insertPerSeedColumn(t, exps, 'runner-up', STATE_LABEL.healthyCall, (s) => s.summary.rl?.finalProbe.topOther ?? null,
@@ -311,6 +340,7 @@ export function collapseRateTable(store: ResultsStore): ReportTable {
   const signals = byGroup(store, 'collapse-rate');
   const baseline = store.experiments.filter((e) => e.spec.group === 'lr-sweep' && e.spec.sweepLr === COLLAPSE_LR);
   const exps = [...baseline, ...signals];
+  const start = baseValAccuracy(store);
   const extract: Record<string, Extract> = {
     'ID average': (_e, s) => idAverage(s.summary),
     'peak val': (_e, s) => s.summary.rl?.peakValAccuracy,
@@ -322,9 +352,9 @@ export function collapseRateTable(store: ResultsStore): ReportTable {
   const t = makeTable('table-collapse-rate', `Supervisory signals at the collapse rate (lr ${lr})`, exps, Object.keys(extract), extract,
     { column: 'method', cell: (e) => (e.spec.group === 'lr-sweep' ? `Vanilla RL, lr ${lr}` : e.spec.label) },
     [`Every row trains at lr ${lr}, where vanilla RL collapses; Table 1's rows train at the main rate.`,
-      'RL full collapse / healthy call = shares of the sampled messages of the last 5 RL steps.']);
+      'RL full collapse / healthy call = shares of the sampled messages of the last 5 RL steps.', collapseNote(start)]);
   insertIntervalColumns(t, exps, store, 'id', ID_COLUMNS, 'ID average', 'ID average', baseline[0]?.spec.name ?? '', `vanilla RL lr ${lr}`);
-  insertPerSeedColumn(t, exps, 'collapse step', 'RL full collapse', (s) => s.summary.rl?.collapseStep ?? null, collapseCell);
+  insertPerSeedColumn(t, exps, 'collapse step', 'RL full collapse', (s, e) => collapseVsStart(s, e, start), collapseCell);
   if (t.raw.length) t.notes.splice(1, 0, INTERVAL_NOTE);
   return t;
 }
