@@ -3,13 +3,14 @@
  * - micro: the smallest run that still takes every code path (one RL step of one prompt group; interleaved
  *          schemes still get their three RL stages), for the end-to-end test of `reproduce`;
  * - smoke: seconds per run, for tests and notebooks executed headless (nothing learned, every code path run);
- * - quick: the whole study in about an hour of two cores (native backend, `--jobs 2`), two seeds: 24 RL steps
- *          of 8 prompts, 80 ID test tasks. It shows the machinery and the first steps, not the paper's effects;
+ * - quick: the whole study at a small size, two seeds: 24 RL steps of 8 prompts, 80 ID test tasks. Not timed end
+ *          to end on the calibrated base (the full runs' step times suggest about two hours with `--jobs 2`,
+ *          native backend). It shows the machinery and the first steps, not the paper's effects;
  * - full:  the paper's shape at our scale: 150 RL steps of 16 prompts x 8 rollouts, three seeds, the final
  *          evaluation on every test task (400 ID, 300 format-OOD, 100 content-OOD), a branch point every 10
  *          RL steps. The README's tables come from it.
  * Experiment configs read their sizes from here, so one preset flag changes the whole study coherently.
- * The sizes were set from measured step times (README, "Presets").
+ * The full preset's sizes were set from measured step times (README: 34-42 min per vanilla RL run, two at a time).
  */
 
 export type PresetName = 'micro' | 'smoke' | 'quick' | 'full';
