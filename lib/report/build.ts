@@ -9,7 +9,7 @@
  */
 import * as path from 'path';
 import { ResultsStore, loadResults } from './results';
-import { ReportTable, allTables, sweepExperiments, sweepRowName } from './tables';
+import { ReportTable, allTables, baseValAccuracy, collapseVsStart, sweepExperiments, sweepRowName } from './tables';
 import { exampleMarkdown, exampleMessages, readRolloutSample } from './conversations';
 import { branchFigure } from './figures';
 import { formatLr } from './stats';
@@ -69,12 +69,13 @@ export function reportFigures(store: ResultsStore): NamedFigure[] {
       figure: valAccuracyFigure(atCollapse.map((e) => ({ label: e.spec.label, runs: e.seeds.map((s) => s.metrics) })),
         `Validation accuracy at the collapse rate (mean over seeds)`) });
   }
-  // one collapse chart per sweep run and seed; a PNG for every seed that collapsed
+  // one collapse chart per sweep run and seed; a PNG for every seed that collapsed (as the LR table counts it)
+  const start = baseValAccuracy(store);
   for (const e of sweepExperiments(store)) {
     for (const s of e.seeds) {
       figs.push({ slug: `collapse-${e.spec.name}-seed-${s.seed}`, title: `Collapse: lr ${sweepRowName(e)}, seed ${s.seed}`,
         figure: collapseFigure(s.metrics, `Vanilla GRPO, lr ${sweepRowName(e)}, seed ${s.seed}`),
-        png: s.summary.rl?.collapseStep !== null && s.summary.rl?.collapseStep !== undefined });
+        png: collapseVsStart(s, e, start) !== null });
     }
   }
   const rlExps = store.experiments.filter((e) => e.spec.group !== 'lr-sweep' && hasRL(e.seeds[0].metrics));

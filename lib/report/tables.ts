@@ -217,7 +217,7 @@ export function baseValAccuracy(store: ResultsStore): number | null {
 }
 
 /** A run's collapse step measured against the higher of its validated peak and where it started (the base). */
-function collapseVsStart(s: ExperimentResults['seeds'][number], e: ExperimentResults, start: number | null): number | null {
+export function collapseVsStart(s: ExperimentResults['seeds'][number], e: ExperimentResults, start: number | null): number | null {
   if (e.spec.init.kind !== 'checkpoint' || e.spec.init.path !== BASE_CHECKPOINT || start === null) return s.summary.rl?.collapseStep ?? null;
   return summarizeRL(grpoRecords(s.metrics), 5, start).collapseStep;
 }
