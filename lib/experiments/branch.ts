@@ -18,7 +18,8 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { Tokenizer } from '../format/tokenizer';
 import { MetricsLog, readMetrics } from '../train/metrics';
-import { asResumeState, readStateFolder, ResumeState, stateIdentity } from './resume';
+import { keepFirstBytes } from '../util/jsonl';
+import { asResumeState, readStateFolder, ResumeState } from './resume';
 import { RunIdentity, readRunJson } from './store';
 import { StageSpec } from './spec';
 
@@ -73,7 +74,7 @@ export function validateBranch(from: string, step: number, stages: StageSpec[], 
  */
 export function loadBranchPoint(from: string, step: number, out: string, tok: Tokenizer): ResumeState {
   const saved = readStateFolder(branchPointDir(from, step), tok);
-  const id = stateIdentity(saved);
+  const id = saved.meta.identity;
   if (saved.meta.stage !== 0 || saved.meta.globalStepBase !== 0) {
     saved.model.dispose();
     throw new Error(`--branch: the branch point at step ${step} of ${from}` +
@@ -84,14 +85,9 @@ export function loadBranchPoint(from: string, step: number, out: string, tok: To
     for (const r of parentMetrics) metrics.log(r);
     const rollouts = path.join(from, 'rollouts.jsonl');
     if (fs.existsSync(rollouts) && kept.rolloutBytes > 0) {
-      const fd = fs.openSync(rollouts, 'r');
-      try {
-        const buf = Buffer.alloc(kept.rolloutBytes);
-        fs.readSync(fd, buf, 0, kept.rolloutBytes, 0);
-        fs.writeFileSync(path.join(out, 'rollouts.jsonl'), buf);
-      } finally {
-        fs.closeSync(fd);
-      }
+      const mine = path.join(out, 'rollouts.jsonl');
+      fs.copyFileSync(rollouts, mine);
+      keepFirstBytes(mine, kept.rolloutBytes); // the parent's rollouts up to the branch point, as a resume trims its own
     }
   });
 }

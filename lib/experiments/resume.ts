@@ -141,11 +141,6 @@ export function readStateFolder(dir: string, tok: Tokenizer): SavedState {
   return { meta, opt, model, stateFile };
 }
 
-/** The identity a state was saved under (absent in states written before identities were recorded). */
-export function stateIdentity(s: SavedState): RunIdentity | undefined {
-  return s.meta.identity;
-}
-
 /** A ResumeState over a read state folder; `trimLogs` decides where the kept logs come from. */
 export function asResumeState(s: SavedState, trimLogs: (metrics: MetricsLog, kept: { metricsLines: number; rolloutBytes: number }) => void): ResumeState {
   return {

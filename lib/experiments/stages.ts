@@ -22,7 +22,7 @@ import { syncSftSignal } from '../train/signals/syncsft';
 import { etsData, failedTasks, lastSteps, prsData, readStepRecords } from '../train/interleaved';
 import { evaluateModel } from '../train/evaluate';
 import { MetricsLog } from '../train/metrics';
-import { GRPOMetric, PerCategoryAccuracy, SFTValMetric } from '../train/records';
+import { GRPOMetric, GRPOStepRecord, PerCategoryAccuracy, SFTValMetric } from '../train/records';
 import { defaultGuardConfig, guardTriggered } from './guard';
 import { ProgressBar } from '../util/progress';
 import { yieldToEventLoop } from '../util/yield';
@@ -110,10 +110,11 @@ export async function runGRPO(ctx: RunContext, si: number, stage: Extract<StageS
   const cfg: GRPOConfig = { ...defaultGRPOConfig, seed: ctx.seed, valTasksPerCategory: ctx.preset.valTasksPerCategory, ...stage.config };
   const ref = ctx.source ? loadCheckpoint(ctx.source, { expectVocabFingerprint: ctx.tok.fingerprint }).model : null;
   const base = ctx.globalStep;
+  const placed = (r: GRPOStepRecord): GRPOMetric => ({ phase: 'grpo', stage: si, globalStep: base + r.step, ...r });
   const trainer = new GRPOTrainer({
     model: ctx.model, ref, tokenizer: ctx.tok, trainTasks: ctx.trainTasks, valTasks: ctx.valTasks, config: cfg,
     signal: buildSignal(stage.signal, ctx.tok),
-    metrics: { log: (r) => ctx.metrics.log({ phase: 'grpo', stage: si, globalStep: base + r.step, ...r }) },
+    metrics: { log: (r) => ctx.metrics.log(placed(r)) },
     stepRecordsFile: rolloutsFile(ctx),
     stage: si,
   });
@@ -126,7 +127,7 @@ export async function runGRPO(ctx: RunContext, si: number, stage: Extract<StageS
   try {
     while (trainer.stepIndex < cfg.steps) {
       const rec = trainer.step();
-      ctx.onStep?.({ phase: 'grpo', stage: si, globalStep: base + rec.step, ...rec });
+      ctx.onStep?.(placed(rec));
       const val = rec.valAccuracy !== undefined ? ` val ${rec.valAccuracy.toFixed(2)}` : '';
       bar.update(trainer.stepIndex, `r ${rec.reward.toFixed(2)}${val} p{" ${rec.pJsonOpen.toFixed(3)} p<|im_end|> ${rec.pImEnd.toFixed(3)} ` +
         `collapse ${rec.fullCollapse.toFixed(2)} | ${(rec.rolloutSeconds + rec.trainSeconds).toFixed(1)}s/step`);

@@ -110,7 +110,6 @@ function overviewHtml(store: ResultsStore): string {
   return `<ul>${items.map((i) => `<li>${i}</li>`).join('')}</ul>`;
 }
 
-/** Rebuild the report of `preset` into `outDir`. Throws when the store has no finished run. */
 /**
  * examples.md: for every RL run of the methods' first seed, one real sampled message per structural state
  * (the latest in the committed rollout excerpt), the messages notebooks 02-04 show with their badges.
@@ -128,6 +127,7 @@ export function examplesMarkdown(store: ResultsStore): string {
   return parts.length ? ['# Example messages of the RL runs, one per structural state', '', ...parts].join('\n\n') + '\n' : '';
 }
 
+/** Rebuild the report of `preset` into `outDir`. Throws when the store has no finished run. */
 export async function buildReport(preset: string, outDir: string, opts: BuildOptions = {}): Promise<BuiltReport> {
   const root = opts.root ?? 'data/results';
   const log = opts.log ?? ((l: string) => process.stdout.write(l + '\n'));

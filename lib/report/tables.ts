@@ -180,9 +180,14 @@ export function oodTable(store: ResultsStore): ReportTable {
 
 /** Per-seed collapse steps, "35, none"; "none" when no seed collapsed. */
 export function collapseCell(steps: (number | null)[]): string {
-  if (!steps.length) return NA;
-  if (steps.every((s) => s === null)) return 'none';
-  return steps.map((s) => (s === null ? 'none' : String(s))).join(', ');
+  return listCell(steps, String, 'none');
+}
+
+/** Per-seed values as "a, b"; `missing` for a seed without one, and alone when no seed has one; NA for no seed. */
+function listCell<T>(values: (T | null)[], show: (x: T) => string, missing = NA): string {
+  if (!values.length) return NA;
+  if (values.every((x) => x === null)) return missing;
+  return values.map((x) => (x === null ? missing : show(x))).join(', ');
 }
 
 /**
@@ -211,9 +216,10 @@ export function baseValAccuracy(store: ResultsStore): number | null {
   const outcomes = base?.seeds[0]?.summary.eval.id?.outcomes;
   if (!outcomes || !(PRESETS as string[]).includes(store.preset)) return null;
   const n = getPreset(store.preset).valTasksPerCategory;
-  const cats = Object.values(outcomes).filter((o) => o.length >= n);
-  if (n <= 0 || cats.length !== Object.keys(outcomes).length) return null;
-  return cats.reduce((a, o) => a + o.slice(0, n).split('').filter((c) => c === '1').length / n, 0) / cats.length;
+  const cats = Object.values(outcomes);
+  if (n <= 0 || !cats.length || cats.some((o) => o.length < n)) return null;
+  const passed = (o: string) => [...o.slice(0, n)].filter((c) => c === '1').length / n;
+  return cats.reduce((a, o) => a + passed(o), 0) / cats.length;
 }
 
 /** A run's collapse step measured against the higher of its validated peak and where it started (the base). */
@@ -250,10 +256,9 @@ export function lrTable(store: ResultsStore): ReportTable {
       'likely token other than {", <|im_end|> and <tool_call> there at the last step.',
       'state shares (%) = structural states of sampled RL messages, averaged over the last 5 steps.']);
   insertPerSeedColumn(t, exps, 'collapse step', 'ID average', (s, e) => collapseVsStart(s, e, start), collapseCell);
-  insertPerSeedColumn(t, exps, 'signal steps', 'peak val', (s) => s.summary.rl?.stepsWithSignal ?? null,
-    (v) => (v.every((x) => x === null) ? NA : v.map((x) => (x === null ? NA : String(x))).join(', ')));
+  insertPerSeedColumn(t, exps, 'signal steps', 'peak val', (s) => s.summary.rl?.stepsWithSignal ?? null, (v) => listCell(v, String));
   insertPerSeedColumn(t, exps, 'runner-up', STATE_LABEL.healthyCall, (s) => s.summary.rl?.finalProbe.topOther ?? null,
-    (v) => (v.every((x) => x === null) ? NA : v.map((x) => (x === null ? NA : JSON.stringify(x))).join(', ')));
+    (v) => listCell(v, (x) => JSON.stringify(x)));
   // where RL took each rate relative to where it started: the base checkpoint's own evaluation on the same tasks
   insertIntervalColumns(t, exps, store, 'id', ID_COLUMNS, 'ID', 'ID average', 'base-model', 'base');
   if (t.raw.length) t.notes.push('ID [95% CI] and ID − base: bootstrap over the test tasks and seeds, paired with the base checkpoint\'s ' +

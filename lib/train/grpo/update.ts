@@ -44,15 +44,10 @@ export function miniBatchGrads(model: GPT, mb: MiniBatch, cfg: PolicyLossConfig 
   const sig = opts.signal;
   const acc = new Map<string, tf.Tensor>();
   const sums: LossTerms = { loss: 0, pgLoss: 0, kl: 0, clipFrac: 0, dualClipFrac: 0 };
-  const add = (terms: Partial<Record<keyof LossTerms, tf.Scalar>>) => {
-    for (const [k, t] of Object.entries(terms) as [keyof LossTerms, tf.Scalar][]) {
-      sums[k] += t.dataSync()[0];
-      t.dispose();
-    }
-  };
+  const order = Object.keys(sums) as (keyof LossTerms)[];
   try {
     for (const m of mb.micro) {
-      let kept: Omit<Record<keyof LossTerms, tf.Scalar>, 'loss'> | null = null;
+      let kept: tf.Tensor1D | null = null; // [5] in `order`: one read per micro-batch
       const { value, grads } = timed('backward', () => computeGrads(model.params(), () => {
         const logits = model.forwardAt(m.batch.inputs, m.batch.trained); // [M, V]: trained positions only
         const logp = rowLogProbs(logits, m.batch.trainedTargets); // [M]
@@ -66,16 +61,20 @@ export function miniBatchGrads(model: GPT, mb: MiniBatch, cfg: PolicyLossConfig 
           const ent = tf.sum(entropyFromLogits(tf.reshape(logits, [1, M, V]) as tf.Tensor3D));
           loss = tf.sub(loss, tf.mul(tf.div(ent, Math.max(mb.targetCount, 1)), cfg.entropyCoef)) as tf.Scalar;
         }
-        kept = { pgLoss: tf.keep(t.pgLoss), kl: tf.keep(t.kl), clipFrac: tf.keep(t.clipFrac), dualClipFrac: tf.keep(t.dualClipFrac) };
+        kept = tf.keep(tf.stack([loss, t.pgLoss, t.kl, t.clipFrac, t.dualClipFrac]) as tf.Tensor1D);
         return loss;
       }));
-      add({ loss: value, ...kept! });
+      value.dispose();
+      const v = kept!.dataSync();
+      kept!.dispose();
+      order.forEach((k, i) => (sums[k] += v[i]));
       accumulate(acc, grads);
     }
     if (sig?.extraLoss && opts.extra) {
       const extra = opts.extra;
       const { value, grads } = timed('backward', () => computeGrads(model.params(), () => sig.extraLoss!(model, extra)));
-      add({ loss: value });
+      sums.loss += value.dataSync()[0];
+      value.dispose();
       accumulate(acc, grads);
     }
     return { terms: sums, grads: acc };
