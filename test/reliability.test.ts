@@ -150,7 +150,10 @@ test('kill -9 at a random step, torn lines, a second writer, a foreign --resume;
     assert.equal(second.status, 2, second.stderr);
     assert.match(second.stderr, new RegExp(`run folder ${ref.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is in use by process ${r.child.pid}`));
 
-    await waitFor(`step ${killAt} of the victim`, () => grpoSteps(victim).length >= killAt);
+    // the step's record is logged before its resume state is saved: wait for both, or a kill in between
+    // leaves a run with nothing to resume (a race of the test, not of the runner)
+    await waitFor(`step ${killAt} of the victim and a resume state`,
+      () => grpoSteps(victim).length >= killAt && fs.existsSync(path.join(victim, 'resume', 'state.json')));
     v.child.kill('SIGKILL');
     await v.done;
     // what a kill mid-write leaves: torn last lines
