@@ -9,6 +9,7 @@ import * as path from "node:path";
 import { lineFigure, plotDivHtml, writeHtmlReport, scriptSafeJson } from "../lib/report/plotly";
 import { tableHtml, tableText } from "../lib/report/table";
 import { showPlot, showTable, liveProgress } from "../lib/report/display";
+import { pickResultsPreset } from "../lib/report/notebook";
 
 test("lineFigure uses {text} titles (plotly 3 ignores bare strings)", () => {
   const fig = lineFigure({ title: "T", x: [0, 1], series: [{ name: "a", y: [1, 2] }], xTitle: "step", yTitle: "v" });
@@ -69,4 +70,36 @@ test("display helpers fall back to text outside a tslab kernel", () => {
   assert.ok(logged.some((l) => l.startsWith("[plot] T")));
   assert.ok(logged.some((l) => l.includes("a\n-")));
   assert.ok(logged.some((l) => l.includes("[run] step 2 loss=0.2500")));
+});
+
+test("pickResultsPreset: the full store when it holds every run compared, else the quick one", () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "toolrl-pick-"));
+  const finished = (preset: string, config: string) => {
+    const dir = path.join(root, preset, config, "seed-1");
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, "summary.json"), "{}");
+  };
+  const saved = process.env.TOOLRL_RESULTS_PRESET;
+  delete process.env.TOOLRL_RESULTS_PRESET;
+  const logged: string[] = [];
+  const log = console.log;
+  console.log = (...a: unknown[]) => { logged.push(a.join(" ")); };
+  try {
+    finished("full", "vanilla-rl");
+    finished("quick", "vanilla-rl");
+    fs.mkdirSync(path.join(root, "full", "ops", "seed-1"), { recursive: true }); // started, not finished
+    assert.equal(pickResultsPreset(root, ["vanilla-rl"]), "full");
+    assert.equal(logged.length, 0);
+    assert.equal(pickResultsPreset(root, ["vanilla-rl", "ops"]), "full"); // neither has ops: the first wins
+    finished("quick", "ops");
+    assert.equal(pickResultsPreset(root, ["vanilla-rl", "ops"]), "quick");
+    assert.match(logged.join("\n"), /full lacks ops/);
+    process.env.TOOLRL_RESULTS_PRESET = "smoke";
+    assert.equal(pickResultsPreset(root, ["vanilla-rl", "ops"]), "smoke");
+  } finally {
+    console.log = log;
+    if (saved === undefined) delete process.env.TOOLRL_RESULTS_PRESET;
+    else process.env.TOOLRL_RESULTS_PRESET = saved;
+    fs.rmSync(root, { recursive: true, force: true });
+  }
 });

@@ -8,6 +8,8 @@
 // Like display.ts: rich HTML inside the project's tslab kernel, plain text anywhere else, never a throw.
 // Nothing here decides anything about the study; it only lays out what lib/ computed.
 
+import * as fs from "fs";
+import * as path from "path";
 import type { Message } from "../format/types";
 import type { Tokenizer } from "../format/tokenizer";
 import { CONTROL_TOKENS, JSON_OPEN } from "../format/tokens";
@@ -114,6 +116,7 @@ export function showTokens(tokenizer: Tokenizer, text: string, opts: { title?: s
 
 // ---- results-store views for notebooks 02-12 ---------------------------------------------------
 //
+//   pickResultsPreset(root, configs)        which committed store a notebook reads: full, else quick
 //   openResults(loadResults, root, preset)  load the store; a broken one is reported and read as empty
 //   requireRuns(store, configs)             the finished experiments among `configs`; prints how to make the rest
 //   subStore(store, configs)                the store restricted to `configs` (for figures.ts / tables.ts)
@@ -169,6 +172,35 @@ export function reproduceCommand(preset: string, root: string, configs?: string[
   if (root !== "data/results") parts.push(`--results ${root}`);
   if (configs && configs.length) parts.push(`--only ${configs.join(",")}`);
   return parts.join(" ");
+}
+
+/** Configs of `configs` with no seed folder holding a summary.json under root/preset (a cheap look, no parsing). */
+function missingRuns(root: string, preset: string, configs: string[]): string[] {
+  return configs.filter((c) => {
+    const dir = path.join(root, preset, c);
+    if (!fs.existsSync(dir)) return true;
+    return !fs.readdirSync(dir).some((d) => d.startsWith("seed-") && fs.existsSync(path.join(dir, d, "summary.json")));
+  });
+}
+
+/**
+ * The preset whose store a notebook reads. `TOOLRL_RESULTS_PRESET` decides when set; otherwise the first of
+ * `candidates` (default: the paper-shaped `full` store, then the whole study at the `quick` size) that holds
+ * every config the notebook compares, else the one that holds most of them. Prints what it chose and why, so
+ * a reader knows which size of study the curves come from.
+ */
+export function pickResultsPreset(root: string, configs: string[], candidates: string[] = ["full", "quick"]): string {
+  const forced = process.env.TOOLRL_RESULTS_PRESET;
+  if (forced) return forced;
+  const missing = candidates.map((p) => missingRuns(root, p, configs));
+  let best = 0;
+  missing.forEach((m, i) => { if (m.length < missing[best].length) best = i; });
+  const chosen = candidates[best];
+  if (best > 0) {
+    console.log(`Reading the ${chosen} store: ${root}/${candidates[0]} lacks ${missing[0].join(", ")} ` +
+      `(set TOOLRL_RESULTS_PRESET=${candidates[0]} to read it anyway).`);
+  }
+  return chosen;
 }
 
 /**
