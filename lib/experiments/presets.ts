@@ -3,9 +3,9 @@
  * - micro: the smallest run that still takes every code path (one RL step of one prompt group; interleaved
  *          schemes still get their three RL stages), for the end-to-end test of `reproduce`;
  * - smoke: seconds per run, for tests and notebooks executed headless (nothing learned, every code path run);
- * - quick: the whole study at a small size, two seeds: 24 RL steps of 8 prompts, 80 ID test tasks. Not timed end
- *          to end on the calibrated base (the full runs' step times suggest about two hours with `--jobs 2`,
- *          native backend). It shows the machinery and the first steps, not the paper's effects;
+ * - quick: the whole study at a small size, two seeds: 24 RL steps of 8 prompts, 20 test tasks per category
+ *          (80 ID). 25 configs x 2 seeds took 47 min with `--jobs 2` on the native backend (README). It shows the
+ *          first 24 steps: collapse at the high learning rates and which signals stop it, with +-10-point intervals;
  * - full:  the paper's shape at our scale: 150 RL steps of 16 prompts x 8 rollouts, three seeds, the final
  *          evaluation on every test task (400 ID, 300 format-OOD, 100 content-OOD), a branch point every 10
  *          RL steps. The README's tables come from it.
