@@ -16,7 +16,7 @@ import { formatLr } from './stats';
 import { COLLAPSE_LR } from '../experiments/configs';
 import { toCSV, toMarkdown, toHtml, toJSON } from './render';
 import { PlotlyFigure, ReportSection, escapeHtml, writeHtmlReport } from './plotly';
-import { valAccuracyFigure, rewardFigure, probeFigure, statesFigure, gradSplitFigure, collapseFigure, methodRuns, hasRL } from './figures';
+import { valAccuracyFigure, rewardFigure, probeFigure, statesFigure, gradSplitFigure, collapseFigure, collapseRateFigure, methodRuns, hasRL } from './figures';
 import { renderPngs } from './png';
 import { PAPER_REFERENCES } from './paper';
 import { ExperimentSpec } from '../experiments/spec';
@@ -62,12 +62,10 @@ export function reportFigures(store: ResultsStore): NamedFigure[] {
     figs.push({ slug: 'lr-val-accuracy', title: 'Learning-rate sweep: validation accuracy',
       figure: valAccuracyFigure(sweep, 'Vanilla GRPO at each learning rate (mean over seeds)'), png: true });
   }
-  const atCollapse = store.experiments.filter((e) => e.spec.group === 'collapse-rate' ||
-    (e.spec.group === 'lr-sweep' && e.spec.sweepLr === COLLAPSE_LR));
-  if (atCollapse.length > 1) {
+  const atCollapse = collapseRateFigure(store);
+  if (atCollapse) {
     figs.push({ slug: 'collapse-rate-val-accuracy', title: `Supervisory signals at lr ${formatLr(COLLAPSE_LR)}: validation accuracy`, png: true,
-      figure: valAccuracyFigure(atCollapse.map((e) => ({ label: e.spec.label, runs: e.seeds.map((s) => s.metrics) })),
-        `Validation accuracy at the collapse rate (mean over seeds)`) });
+      figure: atCollapse });
   }
   // one collapse chart per sweep run and seed; a PNG for every seed that collapsed (as the LR table counts it)
   const start = baseValAccuracy(store);

@@ -10,6 +10,9 @@ import { MetricRecord, numberField } from '../train/records';
 import { PlotlyFigure, lineFigure, LineSeries } from './plotly';
 import { ResultsStore } from './results';
 import { ExperimentGroup } from '../experiments/spec';
+import { COLLAPSE_LR } from '../experiments/configs';
+import { collapseRateRuns } from './tables';
+import { formatLr } from './stats';
 
 /** One line of a per-method figure: a label and the metrics of each of its seeds. */
 export interface MethodRuns {
@@ -138,6 +141,14 @@ export function gradSplitFigure(records: MetricRecord[], title = 'Policy-gradien
 export function methodRuns(store: ResultsStore, groups: ExperimentGroup[] = ['method']): MethodRuns[] {
   return store.experiments.filter((e) => groups.includes(e.spec.group))
     .map((e) => ({ label: e.spec.label, runs: e.seeds.map((s) => s.metrics) }));
+}
+
+/** Validation accuracy of vanilla RL and every signal at the collapse rate (mean over seeds); null with fewer than two runs. */
+export function collapseRateFigure(store: ResultsStore): PlotlyFigure | null {
+  const runs = collapseRateRuns(store);
+  if (runs.length < 2) return null;
+  return valAccuracyFigure(runs.map((e) => ({ label: e.spec.group === 'lr-sweep' ? `Vanilla RL, lr ${formatLr(COLLAPSE_LR)}` : e.spec.label,
+    runs: e.seeds.map((s) => s.metrics) })), `Validation accuracy at the collapse rate ${formatLr(COLLAPSE_LR)} (mean over seeds)`);
 }
 
 /** Does a run have RL step records (so its probe / state / gradient figures have anything to draw)? */

@@ -337,14 +337,19 @@ export function guardTable(store: ResultsStore): ReportTable {
   return t;
 }
 
+/** Vanilla RL at COLLAPSE_LR (the sweep's point there) followed by every signal of group 'collapse-rate'. */
+export function collapseRateRuns(store: ResultsStore): ExperimentResults[] {
+  const baseline = store.experiments.filter((e) => e.spec.group === 'lr-sweep' && e.spec.sweepLr === COLLAPSE_LR);
+  return [...baseline, ...byGroup(store, 'collapse-rate')];
+}
+
 /**
  * The supervisory signals at the learning rate where vanilla RL collapses (group 'collapse-rate'), next to
  * vanilla RL at that rate: does the signal keep the policy from collapsing, and what is left of ID accuracy?
  */
 export function collapseRateTable(store: ResultsStore): ReportTable {
-  const signals = byGroup(store, 'collapse-rate');
-  const baseline = store.experiments.filter((e) => e.spec.group === 'lr-sweep' && e.spec.sweepLr === COLLAPSE_LR);
-  const exps = [...baseline, ...signals];
+  const exps = collapseRateRuns(store);
+  const baseline = exps.filter((e) => e.spec.group === 'lr-sweep');
   const start = baseValAccuracy(store);
   const extract: Record<string, Extract> = {
     'ID average': (_e, s) => idAverage(s.summary),
