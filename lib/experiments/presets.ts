@@ -8,7 +8,7 @@
  *          first 24 steps: collapse at the high learning rates and which signals stop it, with +-10-point intervals;
  * - full:  the paper's shape at our scale: 150 RL steps of 16 prompts x 8 rollouts, three seeds, the final
  *          evaluation on every test task (400 ID, 300 format-OOD, 100 content-OOD), a branch point every 10
- *          RL steps. The README's tables come from it.
+ *          RL steps. The README's full-size tables come from it (it does not yet hold every run).
  * Experiment configs read their sizes from here, so one preset flag changes the whole study coherently.
  * The full preset's sizes were set from measured step times (README: 34-42 min per vanilla RL run, two at a time).
  */
