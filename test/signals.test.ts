@@ -111,5 +111,8 @@ test('collapse guard: crossing a threshold starts an SFT phase and a fresh optim
   assert.equal(g[0].step, 1);
   assert.ok(r.metrics.some((m) => m.phase === 'sft'));
   assert.equal(r.metrics.filter((m) => m.phase === 'grpo').length, 3);
+  // the phase's SFT steps sit between RL steps 1 and 2 on the global-step axis, never on top of them
+  const axis = r.metrics.filter((m) => m.phase === 'grpo' || m.phase === 'sft').map((m) => m.globalStep as number);
+  assert.deepEqual(axis, axis.map((_, i) => axis[0] + i), 'one global step per SFT or RL step, in order');
   assert.ok(fs.existsSync(path.join(r.out, 'summary.json')));
 });

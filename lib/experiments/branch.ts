@@ -78,7 +78,7 @@ export function loadBranchPoint(from: string, step: number, out: string, tok: To
   if (saved.meta.stage !== 0 || saved.meta.globalStepBase !== 0) {
     saved.model.dispose();
     throw new Error(`--branch: the branch point at step ${step} of ${from}` +
-      `${id ? ` (${id.config})` : ''} is in RL stage ${saved.meta.stage}; only single-RL-stage runs can be branched`);
+      `${id ? ` (${id.config})` : ''} is in RL stage ${saved.meta.stage}${saved.meta.globalStepBase !== 0 ? ' after an SFT phase' : ''}; only points before any SFT phase of a single-RL-stage run can be branched`);
   }
   return asResumeState(saved, (metrics: MetricsLog, kept) => {
     const parentMetrics = readMetrics(path.join(from, 'metrics.jsonl')).slice(0, kept.metricsLines);

@@ -109,7 +109,8 @@ export async function runInterleavedSFT(ctx: RunContext, si: number, stage: Extr
 export async function runGRPO(ctx: RunContext, si: number, stage: Extract<StageSpec, { kind: 'grpo' }>): Promise<void> {
   const cfg: GRPOConfig = { ...defaultGRPOConfig, seed: ctx.seed, valTasksPerCategory: ctx.preset.valTasksPerCategory, ...stage.config };
   const ref = ctx.source ? loadCheckpoint(ctx.source, { expectVocabFingerprint: ctx.tok.fingerprint }).model : null;
-  const base = ctx.globalStep;
+  // global step of RL step 0; a guard phase's SFT steps move it on, so later RL steps come after them on the axis
+  let base = ctx.globalStep;
   const placed = (r: GRPOStepRecord): GRPOMetric => ({ phase: 'grpo', stage: si, globalStep: base + r.step, ...r });
   const trainer = new GRPOTrainer({
     model: ctx.model, ref, tokenizer: ctx.tok, trainTasks: ctx.trainTasks, valTasks: ctx.valTasks, config: cfg,
@@ -140,6 +141,7 @@ export async function runGRPO(ctx: RunContext, si: number, stage: Extract<StageS
         if (data.length > 0) {
           const sftCtx = { ...ctx, globalStep: base + trainer.stepIndex };
           await runSFT(sftCtx, si, data, guard.sft, 'guard-sft');
+          base = sftCtx.globalStep - trainer.stepIndex;
         }
         trainer.resetOptimizer();
         phases++;
