@@ -77,7 +77,8 @@ test("pickResultsPreset: the full store when it holds every run compared, else t
   const finished = (preset: string, config: string) => {
     const dir = path.join(root, preset, config, "seed-1");
     fs.mkdirSync(dir, { recursive: true });
-    fs.writeFileSync(path.join(dir, "summary.json"), "{}");
+    fs.writeFileSync(path.join(dir, "run.json"), "{}");
+    fs.writeFileSync(path.join(dir, "summary.json"), "{}"); // matches run.json: finished as reproduce counts it
   };
   const saved = process.env.TOOLRL_RESULTS_PRESET;
   delete process.env.TOOLRL_RESULTS_PRESET;

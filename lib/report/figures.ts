@@ -11,7 +11,7 @@ import { PlotlyFigure, lineFigure, LineSeries } from './plotly';
 import { ResultsStore } from './results';
 import { ExperimentGroup } from '../experiments/spec';
 import { COLLAPSE_LR } from '../experiments/configs';
-import { collapseRateRuns } from './tables';
+import { collapseRateLabel, collapseRateRuns } from './tables';
 import { formatLr } from './stats';
 
 /** One line of a per-method figure: a label and the metrics of each of its seeds. */
@@ -147,8 +147,8 @@ export function methodRuns(store: ResultsStore, groups: ExperimentGroup[] = ['me
 export function collapseRateFigure(store: ResultsStore): PlotlyFigure | null {
   const runs = collapseRateRuns(store);
   if (runs.length < 2) return null;
-  return valAccuracyFigure(runs.map((e) => ({ label: e.spec.group === 'lr-sweep' ? `Vanilla RL, lr ${formatLr(COLLAPSE_LR)}` : e.spec.label,
-    runs: e.seeds.map((s) => s.metrics) })), `Validation accuracy at the collapse rate ${formatLr(COLLAPSE_LR)} (mean over seeds)`);
+  return valAccuracyFigure(runs.map((e) => ({ label: collapseRateLabel(e), runs: e.seeds.map((s) => s.metrics) })),
+    `Validation accuracy at the collapse rate ${formatLr(COLLAPSE_LR)} (mean over seeds)`);
 }
 
 /** Does a run have RL step records (so its probe / state / gradient figures have anything to draw)? */

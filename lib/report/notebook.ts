@@ -13,6 +13,7 @@ import * as path from "path";
 import type { Message } from "../format/types";
 import type { Tokenizer } from "../format/tokenizer";
 import { CONTROL_TOKENS, JSON_OPEN } from "../format/tokens";
+import { isFinished } from "../experiments/store";
 import { showHtml, liveProgress } from "./display";
 import { escapeHtml } from "./plotly";
 
@@ -174,12 +175,11 @@ export function reproduceCommand(preset: string, root: string, configs?: string[
   return parts.join(" ");
 }
 
-/** Configs of `configs` with no seed folder holding a summary.json under root/preset (a cheap look, no parsing). */
+/** Configs of `configs` with no finished seed under root/preset (finished as `reproduce` counts it: isFinished). */
 function missingRuns(root: string, preset: string, configs: string[]): string[] {
   return configs.filter((c) => {
     const dir = path.join(root, preset, c);
-    if (!fs.existsSync(dir)) return true;
-    return !fs.readdirSync(dir).some((d) => d.startsWith("seed-") && fs.existsSync(path.join(dir, d, "summary.json")));
+    return !fs.existsSync(dir) || !fs.readdirSync(dir).some((d) => d.startsWith("seed-") && isFinished(path.join(dir, d)));
   });
 }
 
@@ -193,8 +193,7 @@ export function pickResultsPreset(root: string, configs: string[], candidates: s
   const forced = process.env.TOOLRL_RESULTS_PRESET;
   if (forced) return forced;
   const missing = candidates.map((p) => missingRuns(root, p, configs));
-  let best = 0;
-  missing.forEach((m, i) => { if (m.length < missing[best].length) best = i; });
+  const best = missing.reduce((b, m, i) => (m.length < missing[b].length ? i : b), 0);
   const chosen = candidates[best];
   if (best > 0) {
     console.log(`Reading the ${chosen} store: ${root}/${candidates[0]} lacks ${missing[0].join(", ")} ` +

@@ -343,6 +343,11 @@ export function collapseRateRuns(store: ResultsStore): ExperimentResults[] {
   return [...baseline, ...byGroup(store, 'collapse-rate')];
 }
 
+/** A collapse-rate run's name in tables and figures: the sweep's point there reads "Vanilla RL, lr 1e-3". */
+export function collapseRateLabel(e: ExperimentResults): string {
+  return e.spec.group === 'lr-sweep' ? `Vanilla RL, lr ${formatLr(COLLAPSE_LR)}` : e.spec.label;
+}
+
 /**
  * The supervisory signals at the learning rate where vanilla RL collapses (group 'collapse-rate'), next to
  * vanilla RL at that rate: does the signal keep the policy from collapsing, and what is left of ID accuracy?
@@ -360,7 +365,7 @@ export function collapseRateTable(store: ResultsStore): ReportTable {
   };
   const lr = formatLr(COLLAPSE_LR);
   const t = makeTable('table-collapse-rate', `Supervisory signals at the collapse rate (lr ${lr})`, exps, Object.keys(extract), extract,
-    { column: 'method', cell: (e) => (e.spec.group === 'lr-sweep' ? `Vanilla RL, lr ${lr}` : e.spec.label) },
+    { column: 'method', cell: collapseRateLabel },
     [`Every row trains at lr ${lr}, where vanilla RL collapses; Table 1's rows train at the main rate.`,
       'RL full collapse / healthy call = shares of the sampled messages of the last 5 RL steps.', collapseNote(start)]);
   insertIntervalColumns(t, exps, store, 'id', ID_COLUMNS, 'ID average', 'ID average', baseline[0]?.spec.name ?? '', `vanilla RL lr ${lr}`);
