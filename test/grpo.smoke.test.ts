@@ -6,6 +6,7 @@ import * as tf from '@tensorflow/tfjs';
 import { initBackend } from '../lib/backend';
 import { saveCheckpoint } from '../lib/model/checkpoint';
 import { runExperiment, RunOptions } from '../lib/experiments/runner';
+import { branchResultsDir } from '../lib/experiments/branch';
 import { getPreset } from '../lib/experiments/presets';
 import { ExperimentSpec, rlSizes, StageSpec } from '../lib/experiments/spec';
 import { readMetrics } from '../lib/train/metrics';
@@ -98,6 +99,8 @@ test('--branch continues a run from a branch point: under its own config exactly
   assert.deepEqual(strip(readMetrics(path.join(same, 'metrics.jsonl'))), strip(readMetrics(path.join(parent, 'metrics.jsonl'))));
   assert.equal(fs.readFileSync(path.join(same, 'rollouts.jsonl'), 'utf8'), fs.readFileSync(path.join(parent, 'rollouts.jsonl'), 'utf8'));
   assert.deepEqual(JSON.parse(fs.readFileSync(path.join(same, 'run.json'), 'utf8')).branch, { from: parent, step: 2 });
+  assert.equal(branchResultsDir('smoke', 'ops', parent, 2, 'R'), path.join('R', 'smoke', 'branches', `ops-from-${spec().name}-${path.basename(parent)}-at-2`),
+    'the default folder of a branch names the config, its parent and the step');
   // OPS from step 2: the parent's first two steps, then scripted ground-truth rollouts
   const ops: ExperimentSpec = { ...spec(), name: 'ops-branch', stages: (p) => [{ ...spec().stages(p)[0], signal: { kind: 'ops' } } as StageSpec] };
   const other = tmpDir('branch-ops');

@@ -14,6 +14,7 @@ import { summarizeRL } from '../lib/experiments/summary';
 import { toCSV, toMarkdown, toHtml, toText } from '../lib/report/render';
 import { valAccuracyFigure, rewardFigure, probeFigure, gradSplitFigure, collapseFigure, methodRuns, meanCurve, branchFigure } from '../lib/report/figures';
 import { buildReport } from '../lib/report/build';
+import { branchLabels, branchTable } from '../lib/report/branches';
 import { formatLr } from '../lib/report/stats';
 
 const spec = (name: string, group: ExperimentSpec['group'], sweepLr?: number): ExperimentSpec => ({
@@ -217,15 +218,16 @@ test('buildReport writes tables, report.html and summary.json from the store alo
   await assert.rejects(buildReport('full', out, { root, png: false, specs: SPECS }), /no finished runs under/);
 });
 
-test('branch runs under <preset>/branches/ load with their parent; branchFigure draws both from the branch step', () => {
+test('branch runs under <preset>/branches/ load with their parent; branchFigure and branchTable show both from the branch step', () => {
   const { root, store } = fixture();
   const parent = path.join(root, 'quick', 'vanilla-rl', 'seed-1');
   const dir = path.join(root, 'quick', 'branches', 'ets-from-vanilla-rl-seed-1-at-5');
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, 'run.json'), JSON.stringify({ config: 'ets', branch: { from: parent, step: 5 } }));
   fs.writeFileSync(path.join(dir, 'summary.json'), JSON.stringify({ config: 'ets', seed: 1, backend: 'cpu', seconds: 1,
-    eval: { id: evalOf([0.2, 0.2, 0.2, 0.2]) }, rl: null }));
-  fs.writeFileSync(path.join(dir, 'metrics.jsonl'), [grpo(1, null, 0.2), grpo(5, 0.4, 0.3), grpo(10, 0.3, 0.2)].map((m) => JSON.stringify(m)).join('\n') + '\n');
+    eval: { id: evalOf([0.2, 0.2, 0.2, 0.2]) }, rl: rl(0.4, 0.3, null, 0.1) }));
+  const after = { ...grpo(10, 0.3, 0.2), pToolCall: 0.7 };
+  fs.writeFileSync(path.join(dir, 'metrics.jsonl'), [grpo(1, null, 0.2), grpo(5, 0.4, 0.3), after].map((m) => JSON.stringify(m)).join('\n') + '\n');
   const again = loadResults('quick', root, SPECS);
   assert.deepEqual(again.branches.map((b) => [b.name, b.config, b.step]), [['ets-from-vanilla-rl-seed-1-at-5', 'ets', 5]]);
   assert.equal(again.branches[0].parentMetrics.length, 3);
@@ -233,6 +235,18 @@ test('branch runs under <preset>/branches/ load with their parent; branchFigure 
   const fig = branchFigure(again.branches[0].parentMetrics, again.branches[0].metrics, 5, ['vanilla', 'ets']);
   const val = fig.data.find((d) => d.name === 'ets: validation accuracy')!;
   assert.deepEqual(val.x, [5, 10], 'the branch drawn from its branch step on');
+  assert.deepEqual(branchLabels(again.branches[0]), ['vanilla-rl, seed 1', 'ets (branch)']);
+  const t = branchTable(again.branches[0]);
+  assert.equal(t.id, 'table-branch-ets-from-vanilla-rl-seed-1-at-5');
+  // parent: ID 10/20/30/0 % (average 15), final val 10 %, full collapse 80 %; branch: 20 % everywhere, final val 30 %
+  const [parentRow, branchRow] = [row(t, 'vanilla-rl, seed 1'), row(t, 'ets (branch)')];
+  const cols = ['final val', 'max p(<|im_end|>) after', 'max p(<tool_call>) after', 'RL full collapse'];
+  assert.deepEqual(cols.map((c) => parentRow(c)), ['10.0', '0.20', '0.10', '80.0']);
+  assert.deepEqual(cols.map((c) => branchRow(c)), ['30.0', '0.20', '0.70', '10.0'], 'the probe after the branch point only');
+  assert.match(parentRow('ID average [95% CI]'), /^15\.0 \[/);
+  assert.equal(parentRow('− parent [95% CI]'), '—', 'no difference of the parent to itself');
+  assert.match(branchRow('− parent [95% CI]'), /^\+5\.0 \[/);
+  assert.match(t.notes[0], /share RL steps 1-5 \(validation accuracy at step 5: 40\.0%\)/);
   fs.rmSync(path.join(root, 'quick', 'branches'), { recursive: true });
 });
 

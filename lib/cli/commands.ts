@@ -8,6 +8,7 @@ import { PRESETS, getPreset } from '../experiments/presets';
 import { getExperiment, listExperiments } from '../experiments/configs';
 import { resultsDir, runExperiment, validateRun, RunOptions } from '../experiments/runner';
 import { runEval, formatEval, EvalSplit } from './eval';
+import { branchResultsDir } from '../experiments/branch';
 import { runBench, formatBench } from './bench';
 import { writeDataset } from '../envs/data';
 import { reproduceCommand, reportCommand } from './reproduce';
@@ -102,7 +103,7 @@ const run: Command = {
       preset: { kind: 'string', choices: PRESETS, help: 'size preset', default: 'quick' },
       seed: { kind: 'number', help: 'seed of the run', default: 1 },
       set: { kind: 'list', help: 'override a config field: --set grpo.lr=3e-4 (repeatable)' },
-      out: { kind: 'string', help: 'output folder (default data/results/<preset>/<config>/seed-<n>)' },
+      out: { kind: 'string', help: 'output folder (default data/results/<preset>/<config>/seed-<n>; a branch: data/results/<preset>/branches/<config>-from-<parent>-at-<step>)' },
       resume: { kind: 'flag', help: 'continue a killed run from OUT/resume/ (only the same run)' },
       force: { kind: 'flag', help: 'clear an output folder that holds results and start again' },
       init: { kind: 'string', help: 'start from this checkpoint folder instead of the config\'s initial policy' },
@@ -129,9 +130,10 @@ const run: Command = {
     }
     const preset = getPreset(args.preset as string);
     const overrides = parseOverrides(args.set as string[]);
-    const out = (args.out as string | undefined) ?? resultsDir(preset.name, spec.name, seed);
     if ((args.branch === undefined) !== (args.at === undefined)) throw new UsageError('--branch DIR and --at STEP go together');
     const branch = args.branch !== undefined ? { from: args.branch as string, step: args.at as number } : undefined;
+    const out = (args.out as string | undefined) ??
+      (branch ? branchResultsDir(preset.name, spec.name, branch.from, branch.step) : resultsDir(preset.name, spec.name, seed));
     const opts: RunOptions = { preset, seed, out, overrides, resume: Boolean(args.resume), force: Boolean(args.force),
       initCheckpoint: args.init as string | undefined, branch, dataDir: args.data as string, shouldStop: parentWatch() };
     try {

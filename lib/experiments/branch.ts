@@ -47,6 +47,17 @@ export function keepBranchPoint(out: string, step: number): void {
   fs.cpSync(path.join(out, 'resume'), dest, { recursive: true });
 }
 
+/**
+ * Where a branch run goes unless --out says otherwise: beside the preset's experiments, under
+ * `<root>/<preset>/branches/<config>-from-<parent config>-<parent seed folder>-at-<step>/`, where the report
+ * and the notebooks find it (lib/report/results.ts) and git keeps it (unlike a run's own `branches/` points).
+ */
+export function branchResultsDir(preset: string, config: string, from: string, step: number, root = 'data/results'): string {
+  const parent = fs.existsSync(path.join(from, 'run.json')) ? readRunJson(from).config : undefined;
+  const parentName = parent ?? path.basename(path.dirname(path.resolve(from)));
+  return path.join(root, preset, 'branches', `${config}-from-${parentName}-${path.basename(path.resolve(from))}-at-${step}`);
+}
+
 /** Check a branch request before anything is written; throws naming what is wrong. */
 export function validateBranch(from: string, step: number, stages: StageSpec[], child: Pick<RunIdentity, 'config' | 'preset' | 'data'>): void {
   if (!Number.isInteger(step) || step < 1) throw new Error(`--at must be an integer >= 1, got ${step}`);

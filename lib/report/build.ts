@@ -12,6 +12,7 @@ import { ResultsStore, loadResults } from './results';
 import { ReportTable, allTables, baseValAccuracy, collapseVsStart, sweepExperiments, sweepRowName } from './tables';
 import { exampleMarkdown, exampleMessages, readRolloutSample } from './conversations';
 import { branchFigure } from './figures';
+import { branchLabels, branchTable } from './branches';
 import { formatLr } from './stats';
 import { COLLAPSE_LR } from '../experiments/configs';
 import { toCSV, toMarkdown, toHtml, toJSON } from './render';
@@ -89,8 +90,7 @@ export function reportFigures(store: ResultsStore): NamedFigure[] {
   }
   for (const b of store.branches) {
     figs.push({ slug: `branch-${b.name}`, title: `Branch: ${b.name}`, png: true,
-      figure: branchFigure(b.parentMetrics, b.metrics, b.step, [path.basename(path.dirname(b.from)), b.config],
-        `${b.config} from ${b.from}, RL step ${b.step}`) });
+      figure: branchFigure(b.parentMetrics, b.metrics, b.step, branchLabels(b), `${b.config} from ${b.from}, RL step ${b.step}`) });
   }
   return figs;
 }
@@ -134,7 +134,7 @@ export async function buildReport(preset: string, outDir: string, opts: BuildOpt
     throw new Error(`no finished runs under ${path.join(root, preset)} (no <config>/seed-<n>/summary.json): ` +
       `run \`npx toolrl reproduce --preset ${preset}\` first`);
   }
-  const tables = allTables(store);
+  const tables = [...allTables(store), ...store.branches.map(branchTable)];
   const files: string[] = [];
   const write = (file: string, text: string) => {
     writeFileAtomic(file, text); // temp file + rename: a killed rebuild never leaves half a table

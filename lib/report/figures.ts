@@ -157,8 +157,9 @@ export function hasRL(records: MetricRecord[]): boolean {
 }
 
 /**
- * A branch next to its parent (toolrl run --branch): validation accuracy and p(`<|im_end|>`) of both over the
- * global steps, the branch point marked. Both runs share every step up to it.
+ * A branch next to its parent (toolrl run --branch): validation accuracy and the probe's healthy token p(`{"`)
+ * of both over the global steps, the branch point marked. Both runs share every step up to it. p(`{"`) rather
+ * than one control token: whichever of `<|im_end|>` or `<tool_call>` takes over, the healthy token falls.
  */
 export function branchFigure(parent: MetricRecord[], branch: MetricRecord[], step: number, labels: [string, string],
   title = 'A branch and its parent'): PlotlyFigure {
@@ -168,15 +169,15 @@ export function branchFigure(parent: MetricRecord[], branch: MetricRecord[], ste
   const series: LineSeries[] = [
     { name: `${labels[0]}: validation accuracy`, ...curve(parent, 'valAccuracy', keepVal) },
     { name: `${labels[1]}: validation accuracy`, ...curve(branch, 'valAccuracy', (r) => keepVal(r) && after(r)) },
-    { name: `${labels[0]}: p(<|im_end|>)`, ...curve(parent, 'pImEnd', rl) },
-    { name: `${labels[1]}: p(<|im_end|>)`, ...curve(branch, 'pImEnd', (r) => rl(r) && after(r)) },
+    { name: `${labels[0]}: p({")`, ...curve(parent, 'pJsonOpen', rl) },
+    { name: `${labels[1]}: p({")`, ...curve(branch, 'pJsonOpen', (r) => rl(r) && after(r)) },
   ].filter((x) => x.x.length);
   const fig = lineFigure({ title, x: [], series, xTitle: 'global step', yTitle: 'accuracy' });
   for (const d of fig.data) {
     if (String(d.name).includes('validation')) d.mode = 'lines+markers';
     if (String(d.name).includes('p(')) d.yaxis = 'y2';
   }
-  fig.layout.yaxis2 = { title: { text: 'p(<|im_end|>) (log)' }, overlaying: 'y', side: 'right', ...LOG_PROBABILITY };
+  fig.layout.yaxis2 = { title: { text: 'p({") after <tool_call>\\n (log)' }, overlaying: 'y', side: 'right', ...LOG_PROBABILITY };
   fig.layout.shapes = [{ type: 'line', x0: step, x1: step, yref: 'paper', y0: 0, y1: 1, line: { dash: 'dot', width: 1 } }];
   fig.layout.margin = { l: 60, r: 70, t: 50, b: 50 };
   return fig;

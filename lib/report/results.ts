@@ -51,8 +51,9 @@ export interface BranchResult {
   step: number;
   summary: RunSummary;
   metrics: MetricRecord[];
-  /** The parent's metrics (when its folder is there), to draw both. */
+  /** The parent's metrics and summary (when its folder is there), to show both. */
   parentMetrics: MetricRecord[];
+  parentSummary: RunSummary | null;
 }
 
 /** Branch runs under `dir` (each a run folder whose run.json names its parent); [] when there is none. */
@@ -67,11 +68,12 @@ function loadBranches(dir: string): BranchResult[] {
     if (!run.branch || typeof run.branch.from !== 'string' || !Number.isInteger(run.branch.step)) {
       throw new Error(`${runFile}: field branch: expected {from, step} (a run under branches/ continues another)`);
     }
-    const parentFile = path.join(run.branch.from, 'metrics.jsonl');
+    const [parentFile, parentSummaryFile] = [path.join(run.branch.from, 'metrics.jsonl'), path.join(run.branch.from, 'summary.json')];
     out.push({
       name: entry.name, dir: runDir, config: String(run.config), from: run.branch.from, step: run.branch.step,
       summary: validateSummary(summaryFile, readJson(summaryFile)), metrics: readMetrics(path.join(runDir, 'metrics.jsonl')),
       parentMetrics: fs.existsSync(parentFile) ? readMetrics(parentFile) : [],
+      parentSummary: fs.existsSync(parentSummaryFile) ? validateSummary(parentSummaryFile, readJson(parentSummaryFile)) : null,
     });
   }
   return out.sort((a, b) => (a.name < b.name ? -1 : 1));

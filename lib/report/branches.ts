@@ -1,0 +1,80 @@
+/**
+ * Branch runs in the report (beyond the paper). A branch continues another run from one of its branch points
+ * under another method (lib/experiments/branch.ts): for example a vanilla GRPO run that is already losing
+ * validation accuracy, continued with the per-update SFT loss. The question it answers is one the paper's
+ * from-scratch runs cannot: can the signal still repair a policy that has started to collapse, or does it
+ * only prevent the collapse? The parent shows what the same policy did without it.
+ */
+import * as path from 'path';
+import { BranchResult } from './results';
+import { ID_COLUMNS, ReportTable, RawRow, idAverage } from './tables';
+import { differenceInterval, formatInterval, scoreInterval } from './bootstrap';
+import { MetricRecord, grpoRecords, numberField } from '../train/records';
+import type { RunSummary } from '../experiments/runner';
+
+/** Display names of a branch's parent and of the branch: "vanilla-rl-lr1e-3, seed 3" and "sync-sft-lr1e-3 (branch)". */
+export function branchLabels(b: BranchResult): [string, string] {
+  const parentConfig = b.parentSummary?.config ?? path.basename(path.dirname(b.from));
+  const seed = /seed-(\d+)$/.exec(b.from);
+  return [`${parentConfig}${seed ? `, seed ${seed[1]}` : ''}`, `${b.config} (branch)`];
+}
+
+/** The largest value of `key` over the RL steps after `step`, or undefined when none logged it. */
+function maxAfter(records: MetricRecord[], key: string, step: number): number | undefined {
+  const vals = grpoRecords(records)
+    .filter((r) => (numberField(r, 'globalStep') ?? 0) > step)
+    .map((r) => numberField(r, key))
+    .filter((v): v is number => v !== undefined);
+  return vals.length ? Math.max(...vals) : undefined;
+}
+
+/** Validation accuracy logged at global step `step` (the branch point), if any. */
+function valAt(records: MetricRecord[], step: number): number | undefined {
+  const r = records.find((m) => numberField(m, 'globalStep') === step && numberField(m, 'valAccuracy') !== undefined);
+  return r ? numberField(r, 'valAccuracy') : undefined;
+}
+
+const pct = (v: number | undefined, digits = 1) => (v === undefined ? '—' : (100 * v).toFixed(digits));
+const prob = (v: number | undefined) => (v === undefined ? '—' : v < 0.01 ? v.toExponential(1) : v.toFixed(2));
+
+/**
+ * A branch and its parent side by side: how each went on after the branch point (validation, the probe at its
+ * worst, the collapse share of the last sampled messages) and where each ended on the ID test set, with the
+ * branch's paired difference to the parent (same tasks; one seed each, so the interval is over tasks only).
+ */
+export function branchTable(b: BranchResult): ReportTable {
+  const [parentLabel, branchLabel] = branchLabels(b);
+  const columns = ['run', 'final val', 'max p(<|im_end|>) after', 'max p(<tool_call>) after', 'RL full collapse',
+    'ID average [95% CI]', '− parent [95% CI]'];
+  const parentOut = b.parentSummary?.eval.id?.outcomes;
+  const rowOf = (label: string, config: string, s: RunSummary | null, m: MetricRecord[], isBranch: boolean) => {
+    const out = s?.eval.id?.outcomes;
+    const ci = out ? scoreInterval([out], ID_COLUMNS) : null;
+    const diff = isBranch && out && parentOut ? differenceInterval([out], [parentOut], ID_COLUMNS) : null;
+    const values: RawRow['values'] = {
+      'final val': s?.rl?.finalValAccuracy ?? null, 'max p(<|im_end|>) after': maxAfter(m, 'pImEnd', b.step) ?? null,
+      'max p(<tool_call>) after': maxAfter(m, 'pToolCall', b.step) ?? null, 'RL full collapse': s?.rl?.finalStates.fullCollapse ?? null,
+      'ID average': s ? idAverage(s) ?? null : null,
+      'ID average [95% CI]': ci as unknown as RawRow['values'][string], '− parent [95% CI]': diff as unknown as RawRow['values'][string],
+    };
+    const cells = [label, pct(s?.rl?.finalValAccuracy), prob(maxAfter(m, 'pImEnd', b.step)), prob(maxAfter(m, 'pToolCall', b.step)),
+      pct(s?.rl?.finalStates.fullCollapse), ci ? formatInterval(ci) : '—', diff ? formatInterval(diff, 1, true) : '—'];
+    return { cells, raw: { config, label, seeds: s ? [s.seed] : [], values } };
+  };
+  const parentConfig = b.parentSummary?.config ?? path.basename(path.dirname(b.from));
+  const rows = [rowOf(parentLabel, parentConfig, b.parentSummary, b.parentMetrics, false), rowOf(branchLabel, b.config, b.summary, b.metrics, true)];
+  return {
+    id: `table-branch-${b.name}`,
+    title: `Branch: ${b.config} from ${parentLabel} at RL step ${b.step}`,
+    columns,
+    rows: rows.map((r) => r.cells),
+    raw: rows.map((r) => r.raw),
+    notes: [
+      `Both runs share RL steps 1-${b.step} (validation accuracy at step ${b.step}: ${pct(valAt(b.parentMetrics, b.step))}%); ` +
+        'every column after "run" describes what came after.',
+      'Percent except the probabilities. max p(...) after = the probe after <tool_call>\\n at its highest over the RL steps after the branch point; ' +
+        'RL full collapse = share of sampled messages of the last 5 RL steps.',
+      '[95% CI] = bootstrap over test tasks (one seed each); − parent = the paired difference on the same tasks, real where it excludes 0.',
+    ],
+  };
+}
