@@ -103,7 +103,7 @@ const run: Command = {
       preset: { kind: 'string', choices: PRESETS, help: 'size preset', default: 'quick' },
       seed: { kind: 'number', help: 'seed of the run', default: 1 },
       set: { kind: 'list', help: 'override a config field: --set grpo.lr=3e-4 (repeatable)' },
-      out: { kind: 'string', help: 'output folder (default data/results/<preset>/<config>/seed-<n>; a branch: data/results/<preset>/branches/<config>-from-<parent>-at-<step>)' },
+      out: { kind: 'string', help: 'output folder (default data/results/<preset>/<config>/seed-<n>; a branch goes under data/results/<preset>/branches/)' },
       resume: { kind: 'flag', help: 'continue a killed run from OUT/resume/ (only the same run)' },
       force: { kind: 'flag', help: 'clear an output folder that holds results and start again' },
       init: { kind: 'string', help: 'start from this checkpoint folder instead of the config\'s initial policy' },

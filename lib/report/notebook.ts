@@ -259,7 +259,12 @@ export function showReportTable(t: TableLike): void {
 
 const pct = (v: number | null | undefined): string => (typeof v === "number" && Number.isFinite(v) ? (v * 100).toFixed(1) : "—");
 
-/** One row per seed: the RL summary each run wrote (lib/experiments/summary.ts), in percent. */
+/**
+ * One row per seed: the RL summary each run wrote (lib/experiments/summary.ts), in percent. Its collapse step is
+ * measured against the run's own validated peak; the report's tables measure it against the higher of that peak
+ * and the base checkpoint's accuracy (tables.ts `collapseVsStart`), so a run already down at its first validation
+ * collapses there in the tables and may read "none" here. The column says which.
+ */
 export function rlSummaryRows(exps: ExperimentLike[]): Record<string, string | number>[] {
   const rows: Record<string, string | number>[] = [];
   for (const e of exps) {
@@ -276,7 +281,7 @@ export function rlSummaryRows(exps: ExperimentLike[]): Record<string, string | n
         "peak val %": pct(rl.peakValAccuracy),
         "peak at": rl.peakStep ?? "—",
         "final val %": pct(rl.finalValAccuracy),
-        "collapse step": rl.collapseStep ?? "none",
+        "collapse step (vs own peak)": rl.collapseStep ?? "none",
         "final reward %": pct(rl.finalReward),
         "healthy call %": pct(rl.finalStates.healthyCall),
         "healthy response %": pct(rl.finalStates.healthyResponse),
