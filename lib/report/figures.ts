@@ -157,9 +157,10 @@ export function hasRL(records: MetricRecord[]): boolean {
 }
 
 /**
- * A branch next to its parent (toolrl run --branch): validation accuracy and the probe's healthy token p(`{"`)
- * of both over the global steps, the branch point marked. Both runs share every step up to it. p(`{"`) rather
- * than one control token: whichever of `<|im_end|>` or `<tool_call>` takes over, the healthy token falls.
+ * A branch next to its parent (toolrl run --branch): greedy validation accuracy (markers) and the sampled RL
+ * reward of both over the global steps, the branch point marked. Both runs share every step up to it. The
+ * reward rather than a probe: a policy can collapse with the probe after `<tool_call>\n` flat (through polluted
+ * or empty messages), while the reward shows every collapse; the branch table (branches.ts) has the probe.
  */
 export function branchFigure(parent: MetricRecord[], branch: MetricRecord[], step: number, labels: [string, string],
   title = 'A branch and its parent'): PlotlyFigure {
@@ -169,16 +170,16 @@ export function branchFigure(parent: MetricRecord[], branch: MetricRecord[], ste
   const series: LineSeries[] = [
     { name: `${labels[0]}: validation accuracy`, ...curve(parent, 'valAccuracy', keepVal) },
     { name: `${labels[1]}: validation accuracy`, ...curve(branch, 'valAccuracy', (r) => keepVal(r) && after(r)) },
-    { name: `${labels[0]}: p({")`, ...curve(parent, 'pJsonOpen', rl) },
-    { name: `${labels[1]}: p({")`, ...curve(branch, 'pJsonOpen', (r) => rl(r) && after(r)) },
+    { name: `${labels[0]}: sampled reward`, ...curve(parent, 'reward', rl) },
+    { name: `${labels[1]}: sampled reward`, ...curve(branch, 'reward', (r) => rl(r) && after(r)) },
   ].filter((x) => x.x.length);
-  const fig = lineFigure({ title, x: [], series, xTitle: 'global step', yTitle: 'accuracy' });
+  const fig = lineFigure({ title, x: [], series, xTitle: 'global step', yTitle: 'accuracy / reward' });
+  const colors = ['#1f77b4', '#ff7f0e']; // parent, branch: one color per run, its reward thin and dotted
   for (const d of fig.data) {
-    if (String(d.name).includes('validation')) d.mode = 'lines+markers';
-    if (String(d.name).includes('p(')) d.yaxis = 'y2';
+    const color = colors[String(d.name).startsWith(`${labels[0]}:`) ? 0 : 1];
+    if (String(d.name).includes('validation')) Object.assign(d, { mode: 'lines+markers', line: { color }, marker: { color } });
+    else d.line = { color, width: 1, dash: 'dot' };
   }
-  fig.layout.yaxis2 = { title: { text: 'p({") after <tool_call>\\n (log)' }, overlaying: 'y', side: 'right', ...LOG_PROBABILITY };
-  fig.layout.shapes = [{ type: 'line', x0: step, x1: step, yref: 'paper', y0: 0, y1: 1, line: { dash: 'dot', width: 1 } }];
-  fig.layout.margin = { l: 60, r: 70, t: 50, b: 50 };
+  fig.layout.shapes = [{ type: 'line', x0: step, x1: step, yref: 'paper', y0: 0, y1: 1, line: { dash: 'dot', width: 1, color: '#888' } }];
   return fig;
 }
