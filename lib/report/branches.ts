@@ -12,11 +12,15 @@ import { differenceInterval, formatInterval, scoreInterval } from './bootstrap';
 import { MetricRecord, grpoRecords, numberField } from '../train/records';
 import type { RunSummary } from '../experiments/runner';
 
+/** The parent's config: from its summary, else from its folder (<config>/seed-<n>). */
+function parentConfig(b: BranchResult): string {
+  return b.parentSummary?.config ?? path.basename(path.dirname(b.from));
+}
+
 /** Display names of a branch's parent and of the branch: "vanilla-rl-lr1e-3, seed 3" and "sync-sft-lr1e-3 (branch)". */
 export function branchLabels(b: BranchResult): [string, string] {
-  const parentConfig = b.parentSummary?.config ?? path.basename(path.dirname(b.from));
   const seed = /seed-(\d+)$/.exec(b.from);
-  return [`${parentConfig}${seed ? `, seed ${seed[1]}` : ''}`, `${b.config} (branch)`];
+  return [`${parentConfig(b)}${seed ? `, seed ${seed[1]}` : ''}`, `${b.config} (branch)`];
 }
 
 /** The largest value of `key` over the RL steps after `step`, or undefined when none logged it. */
@@ -51,18 +55,17 @@ export function branchTable(b: BranchResult): ReportTable {
     const out = s?.eval.id?.outcomes;
     const ci = out ? scoreInterval([out], ID_COLUMNS) : null;
     const diff = isBranch && out && parentOut ? differenceInterval([out], [parentOut], ID_COLUMNS) : null;
+    const [imEnd, toolCall] = [maxAfter(m, 'pImEnd', b.step), maxAfter(m, 'pToolCall', b.step)];
     const values: RawRow['values'] = {
-      'final val': s?.rl?.finalValAccuracy ?? null, 'max p(<|im_end|>) after': maxAfter(m, 'pImEnd', b.step) ?? null,
-      'max p(<tool_call>) after': maxAfter(m, 'pToolCall', b.step) ?? null, 'RL full collapse': s?.rl?.finalStates.fullCollapse ?? null,
-      'ID average': s ? idAverage(s) ?? null : null,
+      'final val': s?.rl?.finalValAccuracy ?? null, 'max p(<|im_end|>) after': imEnd ?? null, 'max p(<tool_call>) after': toolCall ?? null,
+      'RL full collapse': s?.rl?.finalStates.fullCollapse ?? null, 'ID average': s ? idAverage(s) ?? null : null,
       'ID average [95% CI]': ci as unknown as RawRow['values'][string], '− parent [95% CI]': diff as unknown as RawRow['values'][string],
     };
-    const cells = [label, pct(s?.rl?.finalValAccuracy), prob(maxAfter(m, 'pImEnd', b.step)), prob(maxAfter(m, 'pToolCall', b.step)),
-      pct(s?.rl?.finalStates.fullCollapse), ci ? formatInterval(ci) : '—', diff ? formatInterval(diff, 1, true) : '—'];
+    const cells = [label, pct(s?.rl?.finalValAccuracy), prob(imEnd), prob(toolCall), pct(s?.rl?.finalStates.fullCollapse),
+      ci ? formatInterval(ci) : '—', diff ? formatInterval(diff, 1, true) : '—'];
     return { cells, raw: { config, label, seeds: s ? [s.seed] : [], values } };
   };
-  const parentConfig = b.parentSummary?.config ?? path.basename(path.dirname(b.from));
-  const rows = [rowOf(parentLabel, parentConfig, b.parentSummary, b.parentMetrics, false), rowOf(branchLabel, b.config, b.summary, b.metrics, true)];
+  const rows = [rowOf(parentLabel, parentConfig(b), b.parentSummary, b.parentMetrics, false), rowOf(branchLabel, b.config, b.summary, b.metrics, true)];
   return {
     id: `table-branch-${b.name}`,
     title: `Branch: ${b.config} from ${parentLabel} at RL step ${b.step}`,
