@@ -2,6 +2,7 @@
 // so every "mean ± std" below can be checked by hand (sample std of two values a, b = |a - b| / sqrt 2).
 
 import type { GRPOMetric, MetricRecord } from '../lib/train/records';
+import { grpoRecords } from '../lib/train/records';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -15,6 +16,7 @@ import { toCSV, toMarkdown, toHtml, toText } from '../lib/report/render';
 import { valAccuracyFigure, rewardFigure, probeFigure, gradSplitFigure, collapseFigure, methodRuns, meanCurve, branchFigure } from '../lib/report/figures';
 import { buildReport } from '../lib/report/build';
 import { branchLabels, branchTable } from '../lib/report/branches';
+import { precursorTable, rewardHalvedAt } from '../lib/report/precursor';
 import { formatLr } from '../lib/report/stats';
 
 const spec = (name: string, group: ExperimentSpec['group'], sweepLr?: number): ExperimentSpec => ({
@@ -250,6 +252,21 @@ test('branch runs under <preset>/branches/ load with their parent; branchFigure 
   fs.rmSync(path.join(root, 'quick', 'branches'), { recursive: true });
 });
 
+
+test('precursorTable: per RL run, the first step each probe crosses its level next to the step the reward halved', () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'toolrl-precursor-'));
+  const rec = (step: number, reward: number, pToolCall = 1e-4, pImEnd = 1e-4, pJsonOpen = 0.99) =>
+    ({ ...grpo(step, null, reward), pToolCall, pImEnd, pJsonOpen });
+  // start reward 0.4; trailing 3-step means: step 6 0.37, step 7 0.27, step 8 0.17 < 0.2 = half the start
+  writeRun(root, 'vanilla-rl', 1, { eval: { id: evalOf([0.1, 0.1, 0.1, 0.1]) }, rl: rl(0.4, 0.1, 35, 0.8) }, [rec(1, 0.4), rec(2, 0.4),
+    rec(3, 0.4, 0.02), rec(4, 0.4), rec(5, 0.4), rec(6, 0.3), rec(7, 0.1, 0.01, 0.5, 0.5), rec(8, 0.1)]);
+  writeRun(root, 'fcl-sft', 1, { eval: { id: evalOf([0.5, 0.4, 0.3, 0.2]) }, rl: null }, [{ phase: 'sft', globalStep: 1, loss: 2 }]);
+  const t = precursorTable(loadResults('quick', root, SPECS));
+  assert.deepEqual(t.rows.map((r) => r[0]), ['vanilla-rl, seed 1'], 'runs without RL steps are not rows');
+  assert.deepEqual(t.rows[0].slice(1), ['0.40', '8', '3', '7', '7', '0.02', '0.50', '35']);
+  assert.equal(rewardHalvedAt(grpoRecords(loadResults('quick', root, SPECS).experiments[1].seeds[0].metrics).slice(0, 5)), null,
+    'no verdict within the start window');
+});
 
 test('collapse step against the start: a run already down at its first validation collapses there', () => {
   const down = [grpo(10, 0.0, 0), grpo(20, 0.05, 0)] as unknown as GRPOMetric[];

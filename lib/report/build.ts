@@ -13,6 +13,7 @@ import { ReportTable, allTables, baseValAccuracy, collapseVsStart, sweepExperime
 import { exampleMarkdown, exampleMessages, readRolloutSample } from './conversations';
 import { branchFigure } from './figures';
 import { branchLabels, branchTable } from './branches';
+import { precursorTable } from './precursor';
 import { formatLr } from './stats';
 import { COLLAPSE_LR } from '../experiments/configs';
 import { toCSV, toMarkdown, toHtml, toJSON } from './render';
@@ -134,7 +135,7 @@ export async function buildReport(preset: string, outDir: string, opts: BuildOpt
     throw new Error(`no finished runs under ${path.join(root, preset)} (no <config>/seed-<n>/summary.json): ` +
       `run \`npx toolrl reproduce --preset ${preset}\` first`);
   }
-  const tables = [...allTables(store), ...store.branches.map(branchTable)];
+  const tables = [...allTables(store), precursorTable(store), ...store.branches.map(branchTable)];
   const files: string[] = [];
   const write = (file: string, text: string) => {
     writeFileAtomic(file, text); // temp file + rename: a killed rebuild never leaves half a table
