@@ -26,10 +26,16 @@ function firstStep(g: GRPOMetric[], test: (r: GRPOMetric) => boolean): number | 
   return r ? r.globalStep ?? r.step : null;
 }
 
+/** The start level of the sampled reward: its mean over the first START_STEPS RL steps (or as many as there are). */
+function startReward(g: GRPOMetric[]): number {
+  const first = g.slice(0, START_STEPS);
+  return first.reduce((a, r) => a + r.reward, 0) / first.length;
+}
+
 /** The first RL step (after the start window) whose trailing mean reward is below half the start level, or null. */
 export function rewardHalvedAt(g: GRPOMetric[]): number | null {
   if (g.length <= START_STEPS) return null;
-  const start = g.slice(0, START_STEPS).reduce((a, r) => a + r.reward, 0) / START_STEPS;
+  const start = startReward(g);
   for (let i = START_STEPS; i < g.length; i++) {
     const window = g.slice(i - TRAIL + 1, i + 1);
     if (window.reduce((a, r) => a + r.reward, 0) / window.length < start / 2) return g[i].globalStep ?? g[i].step;
@@ -51,7 +57,7 @@ export function precursorTable(store: ResultsStore): ReportTable {
     .flatMap((e) => e.seeds.map((s) => [e, s, grpoRecords(s.metrics)] as [ExperimentResults, typeof s, GRPOMetric[]]))
     .filter(([, , g]) => g.length > 0);
   for (const [e, s, g] of rlRuns) {
-    const startReward = g.slice(0, START_STEPS).reduce((a, r) => a + r.reward, 0) / Math.min(START_STEPS, g.length);
+    const atStart = startReward(g);
     const steps = [
       rewardHalvedAt(g),
       firstStep(g, (r) => (numberField(r, 'pToolCall') ?? 0) >= PROBE_LEVEL),
@@ -61,11 +67,11 @@ export function precursorTable(store: ResultsStore): ReportTable {
     const maxima = ['pToolCall', 'pImEnd'].map((k) => Math.max(...g.map((r) => numberField(r, k) ?? 0)));
     const collapse = collapseVsStart(s, e, start);
     const label = `${e.spec.name}, seed ${s.seed}`;
-    const values: RawRow['values'] = { [columns[1]]: startReward, [columns[8]]: collapse };
+    const values: RawRow['values'] = { [columns[1]]: atStart, [columns[8]]: collapse };
     steps.forEach((v, i) => (values[columns[2 + i]] = v));
     maxima.forEach((v, i) => (values[columns[6 + i]] = v));
     raw.push({ config: e.spec.name, label, seeds: [s.seed], values });
-    rows.push([label, startReward.toFixed(2), ...steps.map(stepCell), ...maxima.map(prob), collapseCell([collapse])]);
+    rows.push([label, atStart.toFixed(2), ...steps.map(stepCell), ...maxima.map(prob), collapseCell([collapse])]);
   }
   return {
     id: 'table-precursor', title: 'Does the probe move before the reward falls? (every RL run)', columns, rows, raw,
