@@ -7,9 +7,10 @@
  */
 import * as path from 'path';
 import { BranchResult } from './results';
-import { ID_COLUMNS, ReportTable, RawRow, idAverage } from './tables';
+import { ID_COLUMNS, ReportTable, RawRow, idAverage, probeExtreme } from './tables';
+import { formatProbability } from './stats';
 import { differenceInterval, formatInterval, scoreInterval } from './bootstrap';
-import { MetricRecord, grpoRecords, numberField } from '../train/records';
+import { MetricRecord, numberField } from '../train/records';
 import type { RunSummary } from '../experiments/runner';
 
 /** The parent's config: from its summary, else from its folder (<config>/seed-<n>). */
@@ -23,15 +24,6 @@ export function branchLabels(b: BranchResult): [string, string] {
   return [`${parentConfig(b)}${seed ? `, seed ${seed[1]}` : ''}`, `${b.config} (branch)`];
 }
 
-/** The largest value of `key` over the RL steps after `step`, or undefined when none logged it. */
-function maxAfter(records: MetricRecord[], key: string, step: number): number | undefined {
-  const vals = grpoRecords(records)
-    .filter((r) => (numberField(r, 'globalStep') ?? 0) > step)
-    .map((r) => numberField(r, key))
-    .filter((v): v is number => v !== undefined);
-  return vals.length ? Math.max(...vals) : undefined;
-}
-
 /** Validation accuracy logged at global step `step` (the branch point), if any. */
 function valAt(records: MetricRecord[], step: number): number | undefined {
   const r = records.find((m) => numberField(m, 'globalStep') === step && numberField(m, 'valAccuracy') !== undefined);
@@ -39,7 +31,7 @@ function valAt(records: MetricRecord[], step: number): number | undefined {
 }
 
 const pct = (v: number | undefined, digits = 1) => (v === undefined ? '—' : (100 * v).toFixed(digits));
-const prob = (v: number | undefined) => (v === undefined ? '—' : v < 0.01 ? v.toExponential(1) : v.toFixed(2));
+const prob = (v: number | undefined) => (v === undefined ? '—' : formatProbability(v));
 
 /**
  * A branch and its parent side by side: how each went on after the branch point (validation, the probe at its
@@ -55,7 +47,7 @@ export function branchTable(b: BranchResult): ReportTable {
     const out = s?.eval.id?.outcomes;
     const ci = out ? scoreInterval([out], ID_COLUMNS) : null;
     const diff = isBranch && out && parentOut ? differenceInterval([out], [parentOut], ID_COLUMNS) : null;
-    const [imEnd, toolCall] = [maxAfter(m, 'pImEnd', b.step), maxAfter(m, 'pToolCall', b.step)];
+    const [imEnd, toolCall] = [probeExtreme(m, 'pImEnd', 'max', b.step), probeExtreme(m, 'pToolCall', 'max', b.step)];
     const values: RawRow['values'] = {
       'final val': s?.rl?.finalValAccuracy ?? null, 'max p(<|im_end|>) after': imEnd ?? null, 'max p(<tool_call>) after': toolCall ?? null,
       'RL full collapse': s?.rl?.finalStates.fullCollapse ?? null, 'ID average': s ? idAverage(s) ?? null : null,

@@ -8,8 +8,9 @@
  * runs that do not. Both are visible here because the runs that held (the main rate, OPS, the per-update SFT
  * loss) sit in the same table as the runs that collapsed.
  */
-import { ExperimentResults, ResultsStore } from './results';
-import { ReportTable, RawRow, baseValAccuracy, collapseCell, collapseVsStart } from './tables';
+import { ResultsStore } from './results';
+import { ReportTable, RawRow, baseValAccuracy, collapseCell, collapseVsStart, probeExtreme } from './tables';
+import { formatProbability } from './stats';
 import { GRPOMetric, grpoRecords, numberField } from '../train/records';
 
 /** The probe levels: 1e-2 is about 100 times where the base checkpoint starts (1e-4 to 7e-4 at RL step 1). */
@@ -44,7 +45,6 @@ export function rewardHalvedAt(g: GRPOMetric[]): number | null {
 }
 
 const stepCell = (s: number | null) => (s === null ? 'never' : String(s));
-const prob = (v: number) => (v < 0.01 ? v.toExponential(1) : v.toFixed(2));
 
 /** The precursor table over every RL run of the store, in registry order, one row per seed. */
 export function precursorTable(store: ResultsStore): ReportTable {
@@ -53,10 +53,9 @@ export function precursorTable(store: ResultsStore): ReportTable {
     `p({") < ${JSON_OPEN_LEVEL} at`, 'max p(<tool_call>)', 'max p(<|im_end|>)', 'collapse step'];
   const rows: string[][] = [];
   const raw: RawRow[] = [];
-  const rlRuns: [ExperimentResults, ExperimentResults['seeds'][number], GRPOMetric[]][] = store.experiments
-    .flatMap((e) => e.seeds.map((s) => [e, s, grpoRecords(s.metrics)] as [ExperimentResults, typeof s, GRPOMetric[]]))
-    .filter(([, , g]) => g.length > 0);
-  for (const [e, s, g] of rlRuns) {
+  for (const e of store.experiments) for (const s of e.seeds) {
+    const g = grpoRecords(s.metrics);
+    if (!g.length) continue; // no RL steps: nothing to precede
     const atStart = startReward(g);
     const steps = [
       rewardHalvedAt(g),
@@ -64,14 +63,14 @@ export function precursorTable(store: ResultsStore): ReportTable {
       firstStep(g, (r) => (numberField(r, 'pImEnd') ?? 0) >= PROBE_LEVEL),
       firstStep(g, (r) => (numberField(r, 'pJsonOpen') ?? 1) < JSON_OPEN_LEVEL),
     ];
-    const maxima = ['pToolCall', 'pImEnd'].map((k) => Math.max(...g.map((r) => numberField(r, k) ?? 0)));
+    const maxima = ['pToolCall', 'pImEnd'].map((k) => probeExtreme(s.metrics, k, 'max') ?? 0);
     const collapse = collapseVsStart(s, e, start);
     const label = `${e.spec.name}, seed ${s.seed}`;
     const values: RawRow['values'] = { [columns[1]]: atStart, [columns[8]]: collapse };
     steps.forEach((v, i) => (values[columns[2 + i]] = v));
     maxima.forEach((v, i) => (values[columns[6 + i]] = v));
     raw.push({ config: e.spec.name, label, seeds: [s.seed], values });
-    rows.push([label, atStart.toFixed(2), ...steps.map(stepCell), ...maxima.map(prob), collapseCell([collapse])]);
+    rows.push([label, atStart.toFixed(2), ...steps.map(stepCell), ...maxima.map(formatProbability), collapseCell([collapse])]);
   }
   return {
     id: 'table-precursor', title: 'Does the probe move before the reward falls? (every RL run)', columns, rows, raw,

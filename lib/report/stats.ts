@@ -51,6 +51,11 @@ export function formatPercent(s: SeedStat | undefined, digits = 1): string {
   return s.n > 1 ? `${mean} ± ${(s.std * 100).toFixed(digits)}` : mean;
 }
 
+/** A probability as the probe tables print it: two decimals, or "4.1e-3" below 0.01 (the probe spans 1e-6 to 1). */
+export function formatProbability(p: number): string {
+  return p < 0.01 ? p.toExponential(1) : p.toFixed(2);
+}
+
 /** A learning rate as the paper writes it: 3e-4, 1e-6. */
 export function formatLr(lr: number | undefined): string {
   if (lr === undefined || !Number.isFinite(lr)) return '';

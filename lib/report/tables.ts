@@ -10,7 +10,7 @@
  * terminal, CSV, Markdown and HTML (render.ts) and goes into summary.json unchanged.
  */
 import { STRUCTURAL_STATES, StructuralState } from '../format/types';
-import { grpoRecords, numberField } from '../train/records';
+import { MetricRecord, grpoRecords, numberField } from '../train/records';
 import { ExperimentResults, ResultsStore, byGroup } from './results';
 import { SeedStat, Observation, seedStats, formatPercent, formatLr } from './stats';
 import { PAPER_NOTES, PAPER_REFERENCES, paperCell } from './paper';
@@ -242,8 +242,8 @@ export function lrTable(store: ResultsStore): ReportTable {
     'peak val': (_e, s) => s.summary.rl?.peakValAccuracy,
     'final val': (_e, s) => s.summary.rl?.finalValAccuracy,
     'ID average': (_e, s) => idAverage(s.summary),
-    'max p(<|im_end|>)': (_e, s) => probeExtreme(s, 'pImEnd', 'max'),
-    'max p(<tool_call>)': (_e, s) => probeExtreme(s, 'pToolCall', 'max'),
+    'max p(<|im_end|>)': (_e, s) => probeExtreme(s.metrics, 'pImEnd', 'max'),
+    'max p(<tool_call>)': (_e, s) => probeExtreme(s.metrics, 'pToolCall', 'max'),
   };
   for (const k of STRUCTURAL_STATES) extract[STATE_LABEL[k]] = (_e, s) => s.summary.rl?.finalStates[k];
   const cols = Object.keys(extract);
@@ -309,9 +309,10 @@ function sftPhases(s: ExperimentResults['seeds'][number]): number {
   return s.metrics.filter((r) => r.phase === 'guard' || r.phase === 'interleave').length;
 }
 
-/** Lowest (or highest) value of a probe field over the run's GRPO steps. */
-function probeExtreme(s: ExperimentResults['seeds'][number], field: string, pick: 'min' | 'max'): number | undefined {
-  const v = grpoRecords(s.metrics).map((r) => numberField(r, field)).filter((x): x is number => x !== undefined);
+/** Lowest (or highest) value of a probe field over a run's GRPO steps (those after global step `after`, if given). */
+export function probeExtreme(metrics: MetricRecord[], field: string, pick: 'min' | 'max', after = -Infinity): number | undefined {
+  const v = grpoRecords(metrics).filter((r) => (numberField(r, 'globalStep') ?? 0) > after)
+    .map((r) => numberField(r, field)).filter((x): x is number => x !== undefined);
   if (!v.length) return undefined;
   return pick === 'min' ? Math.min(...v) : Math.max(...v);
 }
@@ -326,8 +327,8 @@ export function guardTable(store: ResultsStore): ReportTable {
   const exps = store.experiments.filter((e) => e.spec.group === 'extra' || GUARD_BASELINES.includes(e.spec.name));
   const t = makeTable('table-guard', 'Collapse guard vs fixed-schedule SFT phases (%)', exps,
     ['min p({")', 'max p(<|im_end|>)', 'final val', 'ID average'], {
-      'min p({")': (_e, s) => probeExtreme(s, 'pJsonOpen', 'min'),
-      'max p(<|im_end|>)': (_e, s) => probeExtreme(s, 'pImEnd', 'max'),
+      'min p({")': (_e, s) => probeExtreme(s.metrics, 'pJsonOpen', 'min'),
+      'max p(<|im_end|>)': (_e, s) => probeExtreme(s.metrics, 'pImEnd', 'max'),
       'final val': (_e, s) => s.summary.rl?.finalValAccuracy,
       'ID average': (_e, s) => idAverage(s.summary),
     }, BY_LABEL,
