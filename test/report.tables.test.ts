@@ -237,6 +237,9 @@ test('branch runs under <preset>/branches/ load with their parent; branchFigure 
   const fig = branchFigure(again.branches[0].parentMetrics, again.branches[0].metrics, 5, ['vanilla', 'ets']);
   const val = fig.data.find((d) => d.name === 'ets: validation accuracy')!;
   assert.deepEqual(val.x, [5, 10], 'the branch drawn from its branch step on');
+  const colorOf = (name: string) => (fig.data.find((d) => d.name === name)!.line as { color: string }).color;
+  assert.equal(colorOf('ets: sampled reward'), colorOf('ets: validation accuracy'), 'one color per run');
+  assert.notEqual(colorOf('vanilla: validation accuracy'), colorOf('ets: validation accuracy'));
   assert.deepEqual(branchLabels(again.branches[0]), ['vanilla-rl, seed 1', 'ets (branch)']);
   const t = branchTable(again.branches[0]);
   assert.equal(t.id, 'table-branch-ets-from-vanilla-rl-seed-1-at-5');

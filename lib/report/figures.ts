@@ -6,7 +6,7 @@
  * logged that global step. Global steps count SFT and RL steps on one axis, so the SFT phases of the
  * interleaved schemes (ETS, PRS) sit between their RL phases, where they happened.
  */
-import { MetricRecord, numberField } from '../train/records';
+import { MetricRecord, numberField, stepOf } from '../train/records';
 import { PlotlyFigure, lineFigure, LineSeries } from './plotly';
 import { ResultsStore } from './results';
 import { ExperimentGroup } from '../experiments/spec';
@@ -21,11 +21,6 @@ export interface MethodRuns {
 }
 
 const num = numberField;
-
-/** The x of a record: its global step (falls back to the RL step for records written before it existed). */
-function stepOf(r: MetricRecord): number | undefined {
-  return num(r, 'globalStep') ?? num(r, 'step');
-}
 
 /** `key` over global steps, for records passing `keep`, as {x, y} sorted by step. */
 export function curve(records: MetricRecord[], key: string, keep: (r: MetricRecord) => boolean = () => true): { x: number[]; y: number[] } {
@@ -166,20 +161,20 @@ export function branchFigure(parent: MetricRecord[], branch: MetricRecord[], ste
   title = 'A branch and its parent'): PlotlyFigure {
   const keepVal = (r: MetricRecord) => r.phase === 'grpo' || r.phase === 'sft-val';
   const rl = (r: MetricRecord) => r.phase === 'grpo';
-  const after = (r: MetricRecord) => (numberField(r, 'globalStep') ?? 0) >= step;
-  const series: LineSeries[] = [
-    { name: `${labels[0]}: validation accuracy`, ...curve(parent, 'valAccuracy', keepVal) },
-    { name: `${labels[1]}: validation accuracy`, ...curve(branch, 'valAccuracy', (r) => keepVal(r) && after(r)) },
-    { name: `${labels[0]}: sampled reward`, ...curve(parent, 'reward', rl) },
-    { name: `${labels[1]}: sampled reward`, ...curve(branch, 'reward', (r) => rl(r) && after(r)) },
-  ].filter((x) => x.x.length);
-  const fig = lineFigure({ title, x: [], series, xTitle: 'global step', yTitle: 'accuracy / reward' });
-  const colors = ['#1f77b4', '#ff7f0e']; // parent, branch: one color per run, its reward thin and dotted
-  for (const d of fig.data) {
-    const color = colors[String(d.name).startsWith(`${labels[0]}:`) ? 0 : 1];
-    if (String(d.name).includes('validation')) Object.assign(d, { mode: 'lines+markers', line: { color }, marker: { color } });
-    else d.line = { color, width: 1, dash: 'dot' };
-  }
+  const after = (r: MetricRecord) => (stepOf(r) ?? 0) >= step;
+  // One color per run (parent blue, branch orange): validation as markers on a line, the sampled reward thin and dotted.
+  const runs = [
+    { label: labels[0], records: parent, keep: (_: MetricRecord) => true, color: '#1f77b4' },
+    { label: labels[1], records: branch, keep: after, color: '#ff7f0e' },
+  ];
+  const traces = runs.flatMap(({ label, records, keep, color }) => [
+    { series: { name: `${label}: validation accuracy`, ...curve(records, 'valAccuracy', (r) => keepVal(r) && keep(r)) },
+      style: { mode: 'lines+markers', line: { color }, marker: { color } } },
+    { series: { name: `${label}: sampled reward`, ...curve(records, 'reward', (r) => rl(r) && keep(r)) },
+      style: { line: { color, width: 1, dash: 'dot' } } },
+  ]).filter((t) => t.series.x.length);
+  const fig = lineFigure({ title, x: [], series: traces.map((t) => t.series), xTitle: 'global step', yTitle: 'accuracy / reward' });
+  fig.data.forEach((d, i) => Object.assign(d, traces[i].style));
   fig.layout.shapes = [{ type: 'line', x0: step, x1: step, yref: 'paper', y0: 0, y1: 1, line: { dash: 'dot', width: 1, color: '#888' } }];
   return fig;
 }

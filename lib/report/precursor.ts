@@ -11,7 +11,7 @@
 import { ResultsStore } from './results';
 import { ReportTable, RawRow, baseValAccuracy, collapseCell, collapseVsStart, probeExtreme } from './tables';
 import { formatProbability } from './stats';
-import { GRPOMetric, grpoRecords, numberField } from '../train/records';
+import { GRPOMetric, grpoRecords, numberField, stepOf } from '../train/records';
 
 /** The probe levels: 1e-2 is about 100 times where the base checkpoint starts (1e-4 to 7e-4 at RL step 1). */
 export const PROBE_LEVEL = 1e-2;
@@ -24,7 +24,7 @@ const TRAIL = 3;
 /** The global step of the first RL record passing `test`, or null. */
 function firstStep(g: GRPOMetric[], test: (r: GRPOMetric) => boolean): number | null {
   const r = g.find(test);
-  return r ? r.globalStep ?? r.step : null;
+  return r ? stepOf(r) ?? null : null;
 }
 
 /** The start level of the sampled reward: its mean over the first START_STEPS RL steps (or as many as there are). */
@@ -39,7 +39,7 @@ export function rewardHalvedAt(g: GRPOMetric[]): number | null {
   const start = startReward(g);
   for (let i = START_STEPS; i < g.length; i++) {
     const window = g.slice(i - TRAIL + 1, i + 1);
-    if (window.reduce((a, r) => a + r.reward, 0) / window.length < start / 2) return g[i].globalStep ?? g[i].step;
+    if (window.reduce((a, r) => a + r.reward, 0) / window.length < start / 2) return stepOf(g[i]) ?? null;
   }
   return null;
 }

@@ -122,6 +122,11 @@ export function numberField(r: MetricRecord, key: string): number | undefined {
   return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
 }
 
+/** The x of a record on the study's one step axis: its global step, or its RL step for records written before global steps existed. */
+export function stepOf(r: MetricRecord): number | undefined {
+  return numberField(r, 'globalStep') ?? numberField(r, 'step');
+}
+
 /** One sampled trajectory of a GRPO step (a line of rollouts.jsonl). */
 export interface RolloutRecord {
   /** Index of the RL stage (interleaved schemes have three). */
