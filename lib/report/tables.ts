@@ -71,8 +71,9 @@ export function idAverage(summary: ExperimentResults['seeds'][number]['summary']
 }
 
 function seedNote(exps: ExperimentResults[]): string {
-  const counts = Array.from(new Set(exps.map((e) => e.seeds.length))).sort();
-  return `Percent, mean ± std (sample std) over seeds; a single number means one seed. Seeds per row: ${counts.join(' or ')}.`;
+  const counts = Array.from(new Set(exps.map((e) => e.seeds.length))).sort((a, b) => a - b);
+  const list = counts.length > 1 ? `${counts.slice(0, -1).join(', ')} or ${counts[counts.length - 1]}` : `${counts[0]}`;
+  return `Percent, mean ± std (sample std) over seeds; a single number means one seed. Seeds per row: ${list}.`;
 }
 
 /** The first column: what names a row. */
