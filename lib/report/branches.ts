@@ -10,7 +10,7 @@ import { BranchResult } from './results';
 import { ID_COLUMNS, ReportTable, RawRow, idAverage, probeExtreme } from './tables';
 import { formatProbability } from './stats';
 import { differenceInterval, formatInterval, scoreInterval } from './bootstrap';
-import { MetricRecord, numberField } from '../train/records';
+import { MetricRecord, numberField, stepOf } from '../train/records';
 import type { RunSummary } from '../experiments/runner';
 
 /** The parent's config: from its summary, else from its folder (<config>/seed-<n>). */
@@ -26,7 +26,7 @@ export function branchLabels(b: BranchResult): [string, string] {
 
 /** Validation accuracy logged at global step `step` (the branch point), if any. */
 function valAt(records: MetricRecord[], step: number): number | undefined {
-  const r = records.find((m) => numberField(m, 'globalStep') === step && numberField(m, 'valAccuracy') !== undefined);
+  const r = records.find((m) => stepOf(m) === step && numberField(m, 'valAccuracy') !== undefined);
   return r ? numberField(r, 'valAccuracy') : undefined;
 }
 

@@ -63,7 +63,7 @@ export function precursorTable(store: ResultsStore): ReportTable {
       firstStep(g, (r) => (numberField(r, 'pImEnd') ?? 0) >= PROBE_LEVEL),
       firstStep(g, (r) => (numberField(r, 'pJsonOpen') ?? 1) < JSON_OPEN_LEVEL),
     ];
-    const maxima = ['pToolCall', 'pImEnd'].map((k) => probeExtreme(s.metrics, k, 'max') ?? 0);
+    const maxima = ['pToolCall', 'pImEnd'].map((k) => probeExtreme(g, k, 'max') ?? 0);
     const collapse = collapseVsStart(s, e, start);
     const label = `${e.spec.name}, seed ${s.seed}`;
     const values: RawRow['values'] = { [columns[1]]: atStart, [columns[8]]: collapse };

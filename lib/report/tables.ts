@@ -10,7 +10,7 @@
  * terminal, CSV, Markdown and HTML (render.ts) and goes into summary.json unchanged.
  */
 import { STRUCTURAL_STATES, StructuralState } from '../format/types';
-import { MetricRecord, grpoRecords, numberField } from '../train/records';
+import { MetricRecord, grpoRecords, numberField, stepOf } from '../train/records';
 import { ExperimentResults, ResultsStore, byGroup } from './results';
 import { SeedStat, Observation, seedStats, formatPercent, formatLr } from './stats';
 import { PAPER_NOTES, PAPER_REFERENCES, paperCell } from './paper';
@@ -312,7 +312,7 @@ function sftPhases(s: ExperimentResults['seeds'][number]): number {
 
 /** Lowest (or highest) value of a probe field over a run's GRPO steps (those after global step `after`, if given). */
 export function probeExtreme(metrics: MetricRecord[], field: string, pick: 'min' | 'max', after = -Infinity): number | undefined {
-  const v = grpoRecords(metrics).filter((r) => (numberField(r, 'globalStep') ?? 0) > after)
+  const v = grpoRecords(metrics).filter((r) => (stepOf(r) ?? 0) > after)
     .map((r) => numberField(r, field)).filter((x): x is number => x !== undefined);
   if (!v.length) return undefined;
   return pick === 'min' ? Math.min(...v) : Math.max(...v);
