@@ -225,10 +225,21 @@ runSweep(planJobs('smoke', { only: ['vanilla-rl'], seeds: [1, 2], root }), { con
     const out = (seed: number) => path.join(store, 'smoke', 'vanilla-rl', `seed-${seed}`);
     const killAt = 1 + Math.floor(Math.random() * 2);
     const d = toolrlAsync([store, ...SET], [driver]);
-    await waitFor(`step ${killAt} of both runs`, () => grpoSteps(out(1)).length >= killAt && grpoSteps(out(2)).length >= killAt);
-    const pids = [1, 2].map((s) => JSON.parse(fs.readFileSync(path.join(out(s), '.lock'), 'utf8')).pid as number);
+    // Under load one run can start seconds after the other and would finish before its sibling reaches
+    // `killAt`; so freeze each run (SIGSTOP) as it gets there, kill the sweep while both are frozen, then
+    // let them go on (SIGCONT): each must notice at its next step that the sweep is gone.
+    const pids: number[] = [];
+    await waitFor(`step ${killAt} of both runs`, () => {
+      for (const s of [1, 2]) {
+        if (pids[s - 1] || grpoSteps(out(s)).length < killAt) continue;
+        pids[s - 1] = JSON.parse(fs.readFileSync(path.join(out(s), '.lock'), 'utf8')).pid as number;
+        process.kill(pids[s - 1], 'SIGSTOP');
+      }
+      return pids.filter(Boolean).length === 2;
+    });
     d.child.kill('SIGKILL');
     await d.done;
+    for (const p of pids) process.kill(p, 'SIGCONT');
     await waitFor('the orphaned runs to stop', () => pids.every((p) => !alive(p)), 30_000);
     for (const s of [1, 2]) {
       assert.match(fs.readFileSync(path.join(out(s), 'run.log'), 'utf8'), /has ended/);
