@@ -11,4 +11,5 @@ cd "$root"
 # TOOLRL_NODE is baked into the kernelspec by setup-jupyter.sh, because Jupyter may be
 # started from a shell whose PATH has a different (or no) node.
 node_bin="${TOOLRL_NODE:-node}"
-exec "$node_bin" "$root/node_modules/tslab/bin/tslab" kernel --config-path "$1"
+# The preload orders tslab's socket binds (see the file for the start-up race it closes).
+exec "$node_bin" --require "$root/scripts/tslab-bind-order.cjs" "$root/node_modules/tslab/bin/tslab" kernel --config-path "$1"
