@@ -40,10 +40,11 @@ function fakeLauncher(failing: string[] = []) {
   return { launch, events, max: () => maxRunning };
 }
 
-/** What a finished run leaves: run.json and a summary.json that names the same run. */
+/** What a finished run leaves: run.json, a summary.json that names the same run, and its checkpoint. */
 function writeFinished(job: SweepJob, summaryText?: string): void {
   const id = { config: job.config, preset: job.preset, seed: job.seed, overrides: {}, backend: 'cpu' };
-  fs.mkdirSync(job.out, { recursive: true });
+  fs.mkdirSync(path.join(job.out, 'checkpoint'), { recursive: true });
+  fs.writeFileSync(path.join(job.out, 'checkpoint', 'model.json'), '{}');
   fs.writeFileSync(path.join(job.out, 'run.json'), JSON.stringify({ ...id, init: null, data: 'x' }));
   fs.writeFileSync(path.join(job.out, 'summary.json'), summaryText ?? JSON.stringify({ ...id, eval: { id: { mean: 0.25 } } }));
 }
@@ -98,6 +99,27 @@ test('runSweep: finished runs are skipped (one line) unless force; torn or forei
   const forced = fakeLauncher();
   await runSweep(jobs, { launch: forced.launch, specOf, log: () => undefined, force: true, signals: [] });
   assert.equal(forced.events.filter((e) => e.startsWith('start')).length, 6);
+});
+
+test('runSweep: a finished init run without its checkpoint (a fresh clone) runs again, only when a pending run needs it', async () => {
+  const jobs = planJobs(PRESET, { specs: SPECS, root: tmpRoot() });
+  for (const j of jobs) if (j.config !== 'sft-rl' || j.seed === 1) writeFinished(j);
+  for (const j of jobs.filter((x) => x.config === 'sft')) {
+    fs.rmSync(path.join(j.out, 'checkpoint'), { recursive: true }); // as committed: no weights
+    fs.mkdirSync(path.join(j.out, 'resume'));
+    fs.writeFileSync(path.join(j.out, 'resume', 'state.json'), '{}'); // must not be resumed from
+  }
+  const fake = fakeLauncher();
+  const lines: string[] = [];
+  const args = new Map<string, string[]>();
+  const launch: Launcher = (job, a, log, abort) => { args.set(name(job), a); return fake.launch(job, a, log, abort); };
+  assert.deepEqual(await runSweep(jobs, { launch, specOf, log: (l) => lines.push(l), signals: [] }), []);
+  // seed 2's sft-rl is pending: its sft runs again first (fresh, --force); seed 1's sft-rl is finished: nothing runs
+  assert.deepEqual(fake.events, ['start sft#2', 'end sft#2', 'start sft-rl#2', 'end sft-rl#2']);
+  assert.ok(args.get('sft#2')!.includes('--force') && !args.get('sft#2')!.includes('--resume'));
+  assert.ok(lines.includes('re-running sft seed 2: finished, but sft-rl starts from its checkpoint, which is not here ' +
+    '(checkpoints are not committed)'), lines.join('\n'));
+  assert.ok(lines.includes('skipped 4 of 6 run(s): finished (summary.json matches run.json)'), lines.join('\n'));
 });
 
 test('runSweep: a killed run resumes; a folder locked by a live process fails untouched', async () => {

@@ -129,10 +129,13 @@ function initDir(spec: ExperimentSpec, opts: RunOptions): string | null {
     }
     return init.path;
   }
-  const dir = path.join(resultsDir(opts.preset.name, init.name, opts.seed, path.dirname(path.dirname(path.dirname(opts.out)))), 'checkpoint');
+  const root = path.dirname(path.dirname(path.dirname(opts.out)));
+  const dir = path.join(resultsDir(opts.preset.name, init.name, opts.seed, root), 'checkpoint');
   if (!fs.existsSync(path.join(dir, 'model.json'))) {
-    throw new Error(`${spec.name} starts from ${init.name}, whose checkpoint is missing at ${dir}: ` +
-      `run \`npx toolrl run --config ${init.name} --preset ${opts.preset.name} --seed ${opts.seed}\` first`);
+    // `reproduce` runs the init first, again if it finished without leaving its (uncommitted) checkpoint here
+    const results = path.resolve(root) === path.resolve('data/results') ? '' : ` --results ${root}`;
+    throw new Error(`${spec.name} starts from ${init.name}, whose checkpoint is missing at ${dir}: run ` +
+      `\`npx toolrl reproduce --preset ${opts.preset.name} --only ${spec.name} --seeds ${opts.seed}${results}\`, which runs ${init.name} first`);
   }
   return dir;
 }

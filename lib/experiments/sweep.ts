@@ -6,7 +6,7 @@
  * A job whose spec starts from another experiment's checkpoint (init kind 'experiment') waits for that
  * job of the same preset and seed; if that one fails, the dependent fails without starting. A finished job
  * (a summary.json that parses and matches its run.json) is skipped (the results store is the checkpoint of
- * the whole study), unless `force`. A job with a resume state but no valid summary was killed mid-run and
+ * the whole study), unless `force` or a pending job starts from its checkpoint and that is missing. A job with a resume state but no valid summary was killed mid-run and
  * continues with --resume; any other unfinished job starts again with --force (its folder is cleared). A
  * folder locked by a live process (another sweep, a manual run) fails its job without being touched.
  *
@@ -97,6 +97,9 @@ function childPath(dir: string): string {
   return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : path.resolve(dir);
 }
 
+/** Whether the run in `out` left the weights that dependent runs start from. */
+const hasCheckpoint = (out: string) => fs.existsSync(path.join(out, 'checkpoint', 'model.json'));
+
 const jobKey = (config: string, seed: number, preset: string) => `${preset}/${config}/seed-${seed}`;
 
 function tail(file: string, lines = 20): string {
@@ -130,6 +133,7 @@ export function runSweep(jobs: SweepJob[], opts: SweepOptions = {}): Promise<Swe
   }
 
   const state = new Map<SweepJob, 'pending' | 'running' | 'ok' | 'failed'>(jobs.map((j) => [j, 'pending']));
+  const rerun = new Set<SweepJob>(); // finished runs that run again for their checkpoint (never resumed)
   const failures: SweepFailure[] = [];
   const durations = new Map<string, number[]>(); // config -> seconds of its finished runs
   const width = String(jobs.length).length;
@@ -156,9 +160,25 @@ export function runSweep(jobs: SweepJob[], opts: SweepOptions = {}): Promise<Swe
   };
 
   // Finished runs are settled before anything starts, and reported in one line rather than one per run.
+  // Checkpoints are not committed (megabytes each), so in a fresh clone a finished init run may lack the
+  // weights its pending dependent starts from: such a run runs again (deterministic, so its results come
+  // out as committed), and so on up the chain of inits.
   let skipped = 0;
   if (!opts.force) {
-    for (const j of jobs) if (unfinishedReason(j.out) === null) { state.set(j, 'ok'); skipped++; }
+    for (const j of jobs) if (unfinishedReason(j.out) === null) state.set(j, 'ok');
+    for (let changed = true; changed;) {
+      changed = false;
+      for (const j of jobs) {
+        const d = dep.get(j);
+        if (state.get(j) !== 'pending' || !d || state.get(d) !== 'ok' || hasCheckpoint(d.out)) continue;
+        state.set(d, 'pending');
+        rerun.add(d);
+        changed = true;
+        log(`re-running ${d.config} seed ${d.seed}: finished, but ${j.config} starts from its checkpoint, which is not here ` +
+          `(checkpoints are not committed)`);
+      }
+    }
+    skipped = jobs.filter((j) => state.get(j) === 'ok').length;
     if (skipped) log(`skipped ${skipped} of ${jobs.length} run(s): finished (summary.json matches run.json)`);
   }
   const aborter = new AbortController();
@@ -192,7 +212,7 @@ export function runSweep(jobs: SweepJob[], opts: SweepOptions = {}): Promise<Swe
         return;
       }
       fs.mkdirSync(j.out, { recursive: true });
-      const resume = !opts.force && resumeDir(j.out) !== null;
+      const resume = !opts.force && !rerun.has(j) && resumeDir(j.out) !== null;
       const args = ['run', '--config', j.config, '--preset', j.preset, '--seed', String(j.seed), '--out', childPath(j.out),
         resume ? '--resume' : '--force', ...(opts.extraArgs ?? [])];
       const logFile = path.join(j.out, 'run.log');
