@@ -6,8 +6,9 @@
  * A job whose spec starts from another experiment's checkpoint (init kind 'experiment') waits for that
  * job of the same preset and seed; if that one fails, the dependent fails without starting. A finished job
  * (a summary.json that parses and matches its run.json) is skipped (the results store is the checkpoint of
- * the whole study), unless `force` or a pending job starts from its checkpoint and that is missing. A job with a resume state but no valid summary was killed mid-run and
- * continues with --resume; any other unfinished job starts again with --force (its folder is cleared). A
+ * the whole study), unless `force`, or a pending job starts from its checkpoint and that is missing. A job
+ * with a resume state but no valid summary was killed mid-run and continues with --resume; any other
+ * unfinished job starts again with --force (its folder is cleared). A
  * folder locked by a live process (another sweep, a manual run) fails its job without being touched.
  *
  * Interrupted (SIGINT, SIGTERM), the sweep stops its children and waits for them before it returns; each
