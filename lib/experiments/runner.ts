@@ -45,7 +45,7 @@ import { loadResumeState } from './resume';
 import { loadBranchPoint, validateBranch } from './branch';
 import { RunContext, runGRPO, runInterleavedSFT, runSFT } from './stages';
 import { RunIdentity, clearRunFolder, resumeDir, dataFingerprint, describeIdentity, identityDiff, readRunJson, resultEntries,
-  unfinishedReason } from './store';
+  unfinishedReason, checkpointDir, hasWeights } from './store';
 
 /**
  * The final evaluations: ID test tasks, the same with constrained decoding (the capability probe: only
@@ -107,8 +107,11 @@ export function outcomeStrings(results: EvalResult['results']): Record<string, s
   return out;
 }
 
+/** The results store's root, relative to the repository. */
+const DEFAULT_RESULTS_ROOT = 'data/results';
+
 /** The results-store folder of a run: data/results/<preset>/<config>/seed-<n>. */
-export function resultsDir(preset: string, config: string, seed: number, root = 'data/results'): string {
+export function resultsDir(preset: string, config: string, seed: number, root = DEFAULT_RESULTS_ROOT): string {
   return path.join(root, preset, config, `seed-${seed}`);
 }
 
@@ -124,16 +127,16 @@ function initDir(spec: ExperimentSpec, opts: RunOptions): string | null {
   const init = opts.initCheckpoint !== undefined ? { kind: 'checkpoint' as const, path: opts.initCheckpoint } : spec.init;
   if (init.kind === 'scratch') return null;
   if (init.kind === 'checkpoint') {
-    if (!fs.existsSync(path.join(init.path, 'model.json'))) {
+    if (!hasWeights(init.path)) {
       throw new Error(`${spec.name} starts from the checkpoint ${init.path}, which has no model.json`);
     }
     return init.path;
   }
   const root = path.dirname(path.dirname(path.dirname(opts.out)));
-  const dir = path.join(resultsDir(opts.preset.name, init.name, opts.seed, root), 'checkpoint');
-  if (!fs.existsSync(path.join(dir, 'model.json'))) {
+  const dir = checkpointDir(resultsDir(opts.preset.name, init.name, opts.seed, root));
+  if (!hasWeights(dir)) {
     // `reproduce` runs the init first, again if it finished without leaving its (uncommitted) checkpoint here
-    const results = path.resolve(root) === path.resolve('data/results') ? '' : ` --results ${root}`;
+    const results = path.resolve(root) === path.resolve(DEFAULT_RESULTS_ROOT) ? '' : ` --results ${root}`;
     throw new Error(`${spec.name} starts from ${init.name}, whose checkpoint is missing at ${dir}: run ` +
       `\`npx toolrl reproduce --preset ${opts.preset.name} --only ${spec.name} --seeds ${opts.seed}${results}\`, which runs ${init.name} first`);
   }
@@ -310,7 +313,7 @@ async function runLocked(spec: ExperimentSpec, opts: RunOptions, stages: StageSp
       else await runGRPO(ctx, si, stage);
     }
 
-    saveCheckpoint(path.join(opts.out, 'checkpoint'), model, { vocabFingerprint: tok.fingerprint, config: spec.name,
+    saveCheckpoint(checkpointDir(opts.out), model, { vocabFingerprint: tok.fingerprint, config: spec.name,
       preset: opts.preset.name, seed: opts.seed, overrides });
 
     // ---- final evaluation ----

@@ -39,6 +39,12 @@ export const RESULT_ENTRIES = ['run.json', 'metrics.jsonl', 'rollouts.jsonl', 's
  */
 export const RESUME_DIRS = ['resume', 'resume.tmp', 'resume.old'];
 
+/** Where a run leaves its final weights: what the runs that start from it load. */
+export const checkpointDir = (out: string): string => path.join(out, 'checkpoint');
+
+/** Whether a checkpoint folder holds weights (its model.json). */
+export const hasWeights = (dir: string): boolean => fs.existsSync(path.join(dir, 'model.json'));
+
 /** The complete resume state folder of `out`, or null when there is none. */
 export function resumeDir(out: string): string | null {
   for (const d of RESUME_DIRS) if (fs.existsSync(path.join(out, d, 'state.json'))) return path.join(out, d);

@@ -24,7 +24,7 @@ import { getExperiment, listExperiments } from './configs';
 import { resultsDir } from './runner';
 import { formatDuration } from '../util/progress';
 import { lockHolder } from '../util/lock';
-import { resumeDir, unfinishedReason } from './store';
+import { checkpointDir, hasWeights, resumeDir, unfinishedReason } from './store';
 
 export interface SweepJob {
   config: string;
@@ -98,9 +98,6 @@ function childPath(dir: string): string {
   return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : path.resolve(dir);
 }
 
-/** Whether the run in `out` left the weights that dependent runs start from. */
-const hasCheckpoint = (out: string) => fs.existsSync(path.join(out, 'checkpoint', 'model.json'));
-
 const jobKey = (config: string, seed: number, preset: string) => `${preset}/${config}/seed-${seed}`;
 
 function tail(file: string, lines = 20): string {
@@ -171,7 +168,7 @@ export function runSweep(jobs: SweepJob[], opts: SweepOptions = {}): Promise<Swe
       changed = false;
       for (const j of jobs) {
         const d = dep.get(j);
-        if (state.get(j) !== 'pending' || !d || state.get(d) !== 'ok' || hasCheckpoint(d.out)) continue;
+        if (state.get(j) !== 'pending' || !d || state.get(d) !== 'ok' || hasWeights(checkpointDir(d.out))) continue;
         state.set(d, 'pending');
         rerun.add(d);
         changed = true;
