@@ -9,6 +9,7 @@
 import * as path from 'path';
 import { Command, UsageError } from './args';
 import { PRESETS, getPreset } from '../experiments/presets';
+import { DEFAULT_RESULTS_ROOT } from '../experiments/store';
 import type { BuiltReport } from '../report/build';
 import type { ReportTable } from '../report/tables';
 
@@ -17,7 +18,6 @@ import type { ReportTable } from '../report/tables';
 const loadBuild = () => import('../report/build');
 const loadSweep = () => import('../experiments/sweep');
 
-const DEFAULT_ROOT = 'data/results';
 
 function reportDir(args: Record<string, unknown>, preset: string, root: string): string {
   return (args.out as string | undefined) ?? path.join(root, preset, 'report');
@@ -36,7 +36,7 @@ async function printTables(built: BuiltReport, out: string): Promise<void> {
 const common = {
   preset: { kind: 'string' as const, choices: PRESETS, help: 'size preset', default: 'quick' },
   out: { kind: 'string' as const, help: 'report folder (default data/results/<preset>/report)' },
-  results: { kind: 'string' as const, help: 'results store root', default: DEFAULT_ROOT },
+  results: { kind: 'string' as const, help: 'results store root', default: DEFAULT_RESULTS_ROOT },
   'no-png': { kind: 'flag' as const, help: 'skip the PNG figures (headless Chromium)' },
 };
 

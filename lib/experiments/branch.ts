@@ -20,7 +20,7 @@ import { Tokenizer } from '../format/tokenizer';
 import { MetricsLog, readMetrics } from '../train/metrics';
 import { keepFirstBytes } from '../util/jsonl';
 import { asResumeState, readStateFolder, ResumeState } from './resume';
-import { RunIdentity, readRunJson } from './store';
+import { DEFAULT_RESULTS_ROOT, RunIdentity, readRunJson } from './store';
 import { StageSpec } from './spec';
 
 /** Where a run keeps the branch point of global step `step`. */
@@ -52,7 +52,7 @@ export function keepBranchPoint(out: string, step: number): void {
  * `<root>/<preset>/branches/<config>-from-<parent config>-<parent seed folder>-at-<step>/`, where the report
  * and the notebooks find it (lib/report/results.ts) and git keeps it (unlike a run's own `branches/` points).
  */
-export function branchResultsDir(preset: string, config: string, from: string, step: number, root = 'data/results'): string {
+export function branchResultsDir(preset: string, config: string, from: string, step: number, root = DEFAULT_RESULTS_ROOT): string {
   const parent = fs.existsSync(path.join(from, 'run.json')) ? readRunJson(from).config : undefined;
   const parentName = parent ?? path.basename(path.dirname(path.resolve(from)));
   return path.join(root, preset, 'branches', `${config}-from-${parentName}-${path.basename(path.resolve(from))}-at-${step}`);

@@ -45,7 +45,7 @@ import { loadResumeState } from './resume';
 import { loadBranchPoint, validateBranch } from './branch';
 import { RunContext, runGRPO, runInterleavedSFT, runSFT } from './stages';
 import { RunIdentity, clearRunFolder, resumeDir, dataFingerprint, describeIdentity, identityDiff, readRunJson, resultEntries,
-  unfinishedReason, checkpointDir, hasWeights } from './store';
+  unfinishedReason, checkpointDir, hasWeights, DEFAULT_RESULTS_ROOT } from './store';
 
 /**
  * The final evaluations: ID test tasks, the same with constrained decoding (the capability probe: only
@@ -106,9 +106,6 @@ export function outcomeStrings(results: EvalResult['results']): Record<string, s
   for (const r of results) out[r.category] = (out[r.category] ?? '') + (r.pass ? '1' : '0');
   return out;
 }
-
-/** The results store's root, relative to the repository. */
-const DEFAULT_RESULTS_ROOT = 'data/results';
 
 /** The results-store folder of a run: data/results/<preset>/<config>/seed-<n>. */
 export function resultsDir(preset: string, config: string, seed: number, root = DEFAULT_RESULTS_ROOT): string {

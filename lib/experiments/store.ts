@@ -12,6 +12,9 @@ import * as path from 'path';
 import { readJsonFile } from '../util/atomic';
 import { LOCK_FILE } from '../util/lock';
 
+/** Where run folders live: `<root>/<preset>/<config>/seed-<n>/` (every command's `--results` default). */
+export const DEFAULT_RESULTS_ROOT = 'data/results';
+
 export type Overrides = Record<string, string | number | boolean>;
 
 export interface RunIdentity {

@@ -22,6 +22,7 @@ import { valAccuracyFigure, rewardFigure, probeFigure, statesFigure, gradSplitFi
 import { renderPngs } from './png';
 import { PAPER_REFERENCES } from './paper';
 import { ExperimentSpec } from '../experiments/spec';
+import { DEFAULT_RESULTS_ROOT } from '../experiments/store';
 import { writeFileAtomic } from '../util/atomic';
 
 /** The run whose per-step diagnostics get PNGs: the collapse itself (else the first method with RL). */
@@ -128,7 +129,7 @@ export function examplesMarkdown(store: ResultsStore): string {
 
 /** Rebuild the report of `preset` into `outDir`. Throws when the store has no finished run. */
 export async function buildReport(preset: string, outDir: string, opts: BuildOptions = {}): Promise<BuiltReport> {
-  const root = opts.root ?? 'data/results';
+  const root = opts.root ?? DEFAULT_RESULTS_ROOT;
   const log = opts.log ?? ((l: string) => process.stdout.write(l + '\n'));
   const store = loadResults(preset, root, opts.specs);
   if (!store.experiments.length) {

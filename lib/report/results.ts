@@ -11,6 +11,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { ExperimentSpec } from '../experiments/spec';
 import { listExperiments } from '../experiments/configs';
+import { DEFAULT_RESULTS_ROOT } from '../experiments/store';
 import type { RunSummary } from '../experiments/runner';
 import { MetricRecord, readMetrics } from '../train/metrics';
 
@@ -134,7 +135,7 @@ export function validateSummary(file: string, raw: unknown): RunSummary {
 const SEED_DIR = /^seed-(\d+)$/;
 
 /** Load every finished run of `preset` under `root`, grouped by experiment in registry order. */
-export function loadResults(preset: string, root = 'data/results', specs: ExperimentSpec[] = listExperiments()): ResultsStore {
+export function loadResults(preset: string, root = DEFAULT_RESULTS_ROOT, specs: ExperimentSpec[] = listExperiments()): ResultsStore {
   const presetDir = path.join(root, preset);
   const store: ResultsStore = { preset, root, experiments: [], incomplete: [], unknown: [], branches: [] };
   if (!fs.existsSync(presetDir)) return store;
