@@ -18,7 +18,6 @@ import type { ReportTable } from '../report/tables';
 const loadBuild = () => import('../report/build');
 const loadSweep = () => import('../experiments/sweep');
 
-
 function reportDir(args: Record<string, unknown>, preset: string, root: string): string {
   return (args.out as string | undefined) ?? path.join(root, preset, 'report');
 }

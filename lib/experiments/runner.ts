@@ -45,7 +45,7 @@ import { loadResumeState } from './resume';
 import { loadBranchPoint, validateBranch } from './branch';
 import { RunContext, runGRPO, runInterleavedSFT, runSFT } from './stages';
 import { RunIdentity, clearRunFolder, resumeDir, dataFingerprint, describeIdentity, identityDiff, readRunJson, resultEntries,
-  unfinishedReason, checkpointDir, hasWeights, DEFAULT_RESULTS_ROOT } from './store';
+  unfinishedReason, checkpointDir, hasWeights, DEFAULT_RESULTS_ROOT, isDefaultResultsRoot } from './store';
 
 /**
  * The final evaluations: ID test tasks, the same with constrained decoding (the capability probe: only
@@ -133,7 +133,7 @@ function initDir(spec: ExperimentSpec, opts: RunOptions): string | null {
   const dir = checkpointDir(resultsDir(opts.preset.name, init.name, opts.seed, root));
   if (!hasWeights(dir)) {
     // `reproduce` runs the init first, again if it finished without leaving its (uncommitted) checkpoint here
-    const results = path.resolve(root) === path.resolve(DEFAULT_RESULTS_ROOT) ? '' : ` --results ${root}`;
+    const results = isDefaultResultsRoot(root) ? '' : ` --results ${root}`;
     throw new Error(`${spec.name} starts from ${init.name}, whose checkpoint is missing at ${dir}: run ` +
       `\`npx toolrl reproduce --preset ${opts.preset.name} --only ${spec.name} --seeds ${opts.seed}${results}\`, which runs ${init.name} first`);
   }

@@ -15,6 +15,9 @@ import { LOCK_FILE } from '../util/lock';
 /** Where run folders live: `<root>/<preset>/<config>/seed-<n>/` (every command's `--results` default). */
 export const DEFAULT_RESULTS_ROOT = 'data/results';
 
+/** Whether `root` is the default store, so a suggested command needs no `--results`. */
+export const isDefaultResultsRoot = (root: string): boolean => path.resolve(root) === path.resolve(DEFAULT_RESULTS_ROOT);
+
 export type Overrides = Record<string, string | number | boolean>;
 
 export interface RunIdentity {

@@ -13,7 +13,7 @@ import * as path from "path";
 import type { Message } from "../format/types";
 import type { Tokenizer } from "../format/tokenizer";
 import { CONTROL_TOKENS, JSON_OPEN } from "../format/tokens";
-import { DEFAULT_RESULTS_ROOT, isFinished } from "../experiments/store";
+import { isDefaultResultsRoot, isFinished } from "../experiments/store";
 import { showHtml, liveProgress } from "./display";
 import { escapeHtml } from "./plotly";
 
@@ -170,7 +170,7 @@ export interface TableLike {
 /** The command that fills the store with `configs` (all of the study when omitted). */
 export function reproduceCommand(preset: string, root: string, configs?: string[]): string {
   const parts = ["npx toolrl reproduce", `--preset ${preset}`];
-  if (root !== DEFAULT_RESULTS_ROOT) parts.push(`--results ${root}`);
+  if (!isDefaultResultsRoot(root)) parts.push(`--results ${root}`);
   if (configs && configs.length) parts.push(`--only ${configs.join(",")}`);
   return parts.join(" ");
 }
