@@ -16,7 +16,7 @@ const SPECS = listExperiments();
 
 test('every config resolves and validates under every preset', () => {
   const root = tmpDir('configs');
-  for (const preset of PRESETS.map(getPreset)) {
+  for (const preset of PRESETS.map((p) => getPreset(p))) {
     for (const spec of SPECS) {
       const what = `${spec.name} @ ${preset.name}`;
       const out = path.join(root, preset.name, spec.name, 'seed-1');

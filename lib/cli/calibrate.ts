@@ -1,5 +1,5 @@
 /**
- * `toolrl calibrate --checkpoint DIR`: what GRPO will see from this starting policy (lib/diagnostics/calibrate.ts),
+ * `toolrl calibrate --checkpoint DIR`: what GRPO will see from this starting policy (lib/experiments/calibrate.ts),
  * printed as a table and written to DIR/calibration.json.
  */
 import * as fs from 'fs';
@@ -9,7 +9,9 @@ import { initBackend, activeBackend } from '../backend';
 import { loadTokenizer } from '../format/tokenizer';
 import { loadCheckpoint } from '../model/checkpoint';
 import { loadTasks } from '../envs/data';
-import { calibrate, formatCalibration, defaultCalibrationConfig } from '../diagnostics/calibrate';
+import { calibrate, formatCalibration, defaultCalibrationConfig } from '../experiments/calibrate';
+import { DEFAULT_REGIME, REGIMES } from '../experiments/regimes';
+import { getPreset } from '../experiments/presets';
 import { ProgressBar } from './progress';
 
 export const calibrateCommand: Command = {
@@ -21,6 +23,7 @@ export const calibrateCommand: Command = {
       tasks: { kind: 'number', help: 'training tasks sampled, in groups of 8', default: defaultCalibrationConfig.tasks },
       'eval-limit': { kind: 'number', help: 'test tasks per category for the greedy evaluations (0 = all)', default: 0 },
       seed: { kind: 'number', help: 'sampling seed', default: 1 },
+      regime: { kind: 'string', choices: REGIMES, help: 'whose pre-registered targets to check (lib/experiments/regimes.ts)', default: DEFAULT_REGIME },
       json: { kind: 'flag', help: 'print the report as JSON' },
       backend: { kind: 'string', choices: ['tensorflow', 'wasm', 'cpu'], help: 'tfjs backend (default: automatic)' },
       data: { kind: 'string', help: 'data folder', default: 'data' },
@@ -33,6 +36,7 @@ export const calibrateCommand: Command = {
       const v = args[k] as number;
       if (!Number.isInteger(v) || v < (k === 'eval-limit' ? 0 : 1)) throw new Error(`calibrate: --${k} must be a ${k === 'eval-limit' ? 'non-negative' : 'positive'} integer, got ${v}`);
     }
+    const full = getPreset('full', args.regime as string); // targets, and the prompts per step of its study
     await initBackend({ backend: args.backend as string | undefined, verbose: !args.json });
     const dataDir = args.data as string;
     const tok = loadTokenizer(path.join(dataDir, 'vocab.json'));
@@ -50,9 +54,9 @@ export const calibrateCommand: Command = {
           progress.bar = new ProgressBar({ total, label: name });
         }
         progress.bar?.update(done);
-      });
+      }, full.regime.targets, full.promptsPerStep);
       progress.bar?.finish();
-      const out = { checkpoint: dir, backend: activeBackend(), ...report };
+      const out = { checkpoint: dir, backend: activeBackend(), regime: full.regime.name, ...report };
       const file = path.join(dir, 'calibration.json');
       fs.writeFileSync(file + '.tmp', JSON.stringify(out, null, 1) + '\n');
       fs.renameSync(file + '.tmp', file);

@@ -5,8 +5,9 @@ import * as path from 'path';
 import { Command, UsageError, parseOverrides, positiveInt } from './args';
 import { initBackend } from '../backend';
 import { PRESETS, getPreset } from '../experiments/presets';
+import { DEFAULT_REGIME, REGIMES } from '../experiments/regimes';
 import { getExperiment, listExperiments } from '../experiments/configs';
-import { resultsDir, runExperiment, validateRun, RunOptions } from '../experiments/runner';
+import { resultsDir, runExperiment, splitSyntax, validateRun, RunOptions } from '../experiments/runner';
 import { runEval, formatEval, EvalSplit } from './eval';
 import { branchResultsDir } from '../experiments/branch';
 import { runBench, formatBench } from './bench';
@@ -14,7 +15,7 @@ import { writeDataset } from '../envs/data';
 import { reproduceCommand, reportCommand } from './reproduce';
 import { calibrateCommand } from './calibrate';
 
-const SPLITS = ['id', 'format_ood', 'content_ood'];
+const SPLITS = ['id', 'format_ood', 'content_ood', 'format_content_ood'];
 
 const data: Command = {
   spec: {
@@ -53,8 +54,8 @@ const evalCmd: Command = {
       throw new UsageError('--constrained and --json-start need --checkpoint');
     }
     const limit = args.limit === undefined ? 0 : positiveInt('--limit', args.limit);
-    if (args['json-start'] && args.split === 'format_ood') {
-      throw new UsageError('--json-start applies to JSON calls, not to format_ood\'s python syntax');
+    if (args['json-start'] && splitSyntax(args.split as string) === 'python') {
+      throw new UsageError(`--json-start applies to JSON calls, not to ${args.split}'s python syntax`);
     }
     if (args.checkpoint !== undefined) await initBackend({ backend: args.backend as string | undefined, verbose: !args.json });
     const res = await runEval({
@@ -101,9 +102,12 @@ const run: Command = {
     options: {
       config: { kind: 'string', help: 'experiment name (toolrl run --list)' },
       preset: { kind: 'string', choices: PRESETS, help: 'size preset', default: 'quick' },
+      regime: { kind: 'string', choices: REGIMES, help: 'which base the config starts from (strong: data/checkpoints/base, ' +
+        'instruct: data/checkpoints/instruct)', default: DEFAULT_REGIME },
       seed: { kind: 'number', help: 'seed of the run', default: 1 },
       set: { kind: 'list', help: 'override a config field: --set grpo.lr=3e-4 (repeatable)' },
-      out: { kind: 'string', help: 'output folder (default data/results/<preset>/<config>/seed-<n>; a branch goes under data/results/<preset>/branches/)' },
+      out: { kind: 'string', help: 'output folder (default data/results/<store>/<config>/seed-<n>, store = the preset, ' +
+        'with -instruct in that regime; a branch goes under data/results/<store>/branches/)' },
       resume: { kind: 'flag', help: 'continue a killed run from OUT/resume/ (only the same run)' },
       force: { kind: 'flag', help: 'clear an output folder that holds results and start again' },
       init: { kind: 'string', help: 'start from this checkpoint folder instead of the config\'s initial policy' },
@@ -128,12 +132,12 @@ const run: Command = {
     } catch (e) {
       throw new UsageError(`--config: ${(e as Error).message}`);
     }
-    const preset = getPreset(args.preset as string);
+    const preset = getPreset(args.preset as string, args.regime as string);
     const overrides = parseOverrides(args.set as string[]);
     if ((args.branch === undefined) !== (args.at === undefined)) throw new UsageError('--branch DIR and --at STEP go together');
     const branch = args.branch !== undefined ? { from: args.branch as string, step: args.at as number } : undefined;
     const out = (args.out as string | undefined) ??
-      (branch ? branchResultsDir(preset.name, spec.name, branch.from, branch.step) : resultsDir(preset.name, spec.name, seed));
+      (branch ? branchResultsDir(preset.store, spec.name, branch.from, branch.step) : resultsDir(preset.store, spec.name, seed));
     const opts: RunOptions = { preset, seed, out, overrides, resume: Boolean(args.resume), force: Boolean(args.force),
       initCheckpoint: args.init as string | undefined, branch, dataDir: args.data as string, shouldStop: parentWatch() };
     try {

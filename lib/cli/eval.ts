@@ -13,11 +13,11 @@ import { evaluatePolicy, teacherPolicy } from '../envs/evaluate';
 import { Task } from '../envs/task';
 import { evaluateModel } from '../train/evaluate';
 import { jsonStartMask, structuralMask } from '../train/rollout';
-import { perCategory } from '../experiments/runner';
+import { perCategory, splitSyntax } from '../experiments/runner';
 import { ProgressBar } from '../util/progress';
 import { activeBackend } from '../backend';
 
-export type EvalSplit = 'id' | 'format_ood' | 'content_ood';
+export type EvalSplit = 'id' | 'format_ood' | 'content_ood' | 'format_content_ood';
 
 export interface EvalReport {
   split: EvalSplit;
@@ -40,10 +40,10 @@ export function splitTasks(split: EvalSplit, dataDir: string): Task[] {
 
 export async function runEval(opts: { checkpoint?: string; split: EvalSplit; limit: number; constrained: boolean;
   jsonStart?: boolean; dataDir: string; progress: boolean; show?: number }): Promise<EvalReport> {
-  if (opts.jsonStart && opts.split === 'format_ood') throw new Error('--json-start applies to JSON calls, not to format_ood\'s python syntax');
+  if (opts.jsonStart && splitSyntax(opts.split) === 'python') throw new Error(`--json-start applies to JSON calls, not to ${opts.split}'s python syntax`);
   const t0 = Date.now();
   const tasks = perCategory(splitTasks(opts.split, opts.dataDir), opts.limit);
-  const syntax = opts.split === 'format_ood' ? 'python' : 'json';
+  const syntax = splitSyntax(opts.split);
   const bar = new ProgressBar({ total: tasks.length, label: `eval ${opts.split}`, silent: !opts.progress });
   const onProgress = (done: number) => bar.update(done);
   let res;

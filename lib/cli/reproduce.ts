@@ -10,6 +10,7 @@ import * as path from 'path';
 import { Command, UsageError } from './args';
 import { PRESETS, getPreset } from '../experiments/presets';
 import { DEFAULT_RESULTS_ROOT } from '../experiments/store';
+import { DEFAULT_REGIME, REGIMES } from '../experiments/regimes';
 import type { BuiltReport } from '../report/build';
 import type { ReportTable } from '../report/tables';
 
@@ -34,7 +35,8 @@ async function printTables(built: BuiltReport, out: string): Promise<void> {
 
 const common = {
   preset: { kind: 'string' as const, choices: PRESETS, help: 'size preset', default: 'quick' },
-  out: { kind: 'string' as const, help: 'report folder (default data/results/<preset>/report)' },
+  regime: { kind: 'string' as const, choices: REGIMES, help: 'which base the study starts from (lib/experiments/regimes.ts)', default: DEFAULT_REGIME },
+  out: { kind: 'string' as const, help: 'report folder (default data/results/<store>/report; store: the preset, -instruct in that regime)' },
   results: { kind: 'string' as const, help: 'results store root', default: DEFAULT_RESULTS_ROOT },
   'no-png': { kind: 'flag' as const, help: 'skip the PNG figures (headless Chromium)' },
 };
@@ -53,7 +55,7 @@ export const reproduceCommand: Command = {
     },
   },
   async run(args) {
-    const preset = getPreset(args.preset as string);
+    const preset = getPreset(args.preset as string, args.regime as string);
     const root = args.results as string;
     const jobsN = args.jobs as number;
     if (!Number.isInteger(jobsN) || jobsN < 1) throw new UsageError(`--jobs must be an integer >= 1, got ${jobsN}`);
@@ -69,8 +71,8 @@ export const reproduceCommand: Command = {
     } catch (e) {
       throw new UsageError((e as Error).message);
     }
-    process.stdout.write(`reproduce: preset ${preset.name}, ${jobs.length} run(s) (${new Set(jobs.map((j) => j.config)).size} config(s) x ` +
-      `seeds ${(seeds ?? preset.seeds).join(', ')}), ${jobsN} at once, results under ${path.join(root, preset.name)}\n`);
+    process.stdout.write(`reproduce: preset ${preset.name}, regime ${preset.regime.name}, ${jobs.length} run(s) (${new Set(jobs.map((j) => j.config)).size} config(s) x ` +
+      `seeds ${(seeds ?? preset.seeds).join(', ')}), ${jobsN} at once, results under ${path.join(root, preset.store)}\n`);
     const extraArgs = args.backend ? ['--backend', args.backend as string] : [];
     const failures = await runSweep(jobs, { concurrency: jobsN, force: Boolean(args.force), extraArgs });
     const stopped = failures.filter((f) => f.interrupted);
@@ -78,14 +80,14 @@ export const reproduceCommand: Command = {
       // no report from a study cut off on purpose: the rerun that resumes it will build one
       throw new Error(`interrupted: ${stopped.length} run(s) stopped or not started; rerun the same command to resume them`);
     }
-    const out = reportDir(args, preset.name, root);
+    const out = reportDir(args, preset.store, root);
     // a partial study still gets a report: what finished is worth seeing while the failures are fixed
     const failed = failures.length ? `${failures.length} run(s) failed: ` +
       failures.map((f) => `${f.job.config} seed ${f.job.seed} (${f.reason}; log ${path.join(f.job.out, 'run.log')})`).join(', ') : '';
     const { buildReport } = await loadBuild();
     let built: BuiltReport;
     try {
-      built = await buildReport(preset.name, out, { root, png: !args['no-png'] });
+      built = await buildReport(preset.store, out, { root, png: !args['no-png'] });
     } catch (e) {
       // with nothing finished there is no report; the failed runs are the news, not the empty store
       throw new Error(failed ? `${failed}; no report: ${(e as Error).message}` : (e as Error).message);
@@ -102,11 +104,11 @@ export const reportCommand: Command = {
     options: { ...common },
   },
   async run(args) {
-    const preset = getPreset(args.preset as string);
+    const preset = getPreset(args.preset as string, args.regime as string);
     const root = args.results as string;
-    const out = reportDir(args, preset.name, root);
+    const out = reportDir(args, preset.store, root);
     const { buildReport } = await loadBuild();
-    const built = await buildReport(preset.name, out, { root, png: !args['no-png'] });
+    const built = await buildReport(preset.store, out, { root, png: !args['no-png'] });
     await printTables(built, out);
   },
 };

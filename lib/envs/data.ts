@@ -198,10 +198,18 @@ function checkTask(v: unknown, where: string): Task {
   return t;
 }
 
-/** Tasks of a split from `dir/tasks/{split}.jsonl`; errors name the file and line. */
+/**
+ * Splits derived from a committed one when loaded, so they add no file (and change no data fingerprint):
+ * format+content-OOD is the content-OOD family posed in the python-list syntax, the paper's ACEBench column
+ * in ACEBench's own call format (docs/design.md A.7).
+ */
+export const DERIVED_SPLITS = ['format_content_ood'] as const;
+
+/** Tasks of a split from `dir/tasks/{split}.jsonl` (or derived from one); errors name the file and line. */
 export function loadTasks(split: string, dir: string = 'data'): Task[] {
+  if (split === 'format_content_ood') return formatOodTasks(loadTasks('content_ood', dir));
   if (!(TASK_SPLITS as readonly string[]).includes(split)) {
-    throw new Error(`loadTasks: unknown split ${JSON.stringify(split)} (known: ${TASK_SPLITS.join(', ')})`);
+    throw new Error(`loadTasks: unknown split ${JSON.stringify(split)} (known: ${[...TASK_SPLITS, ...DERIVED_SPLITS].join(', ')})`);
   }
   const file = path.join(dir, 'tasks', `${split}.jsonl`);
   return readLines(file).map(({ line, value }) => checkTask(value, `${file}:${line}`));

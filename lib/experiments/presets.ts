@@ -13,6 +13,8 @@
  * The full preset's sizes were set from measured step times (README: 34-42 min per vanilla RL run, two at a time).
  */
 
+import { DEFAULT_REGIME, REGIMES, Regime, getRegime } from './regimes';
+
 export type PresetName = 'micro' | 'smoke' | 'quick' | 'full';
 export const PRESETS: PresetName[] = ['micro', 'smoke', 'quick', 'full'];
 
@@ -40,9 +42,16 @@ export interface Preset {
   evalTasksPerCategory: number;
   /** Seeds of `reproduce`. */
   seeds: number[];
+  /** The regime (lib/experiments/regimes.ts): the base every config starts from, prompt scale, results store. */
+  regime: Regime;
+  /** The results-store folder under the results root: `<name>` (strong) or `<name>-instruct`. */
+  store: string;
 }
 
-export const PRESET_TABLE: Record<PresetName, Preset> = {
+/** A preset's own sizes, before a regime scales them. */
+type PresetSizes = Omit<Preset, 'regime' | 'store'>;
+
+export const PRESET_TABLE: Record<PresetName, PresetSizes> = {
   micro: {
     name: 'micro', rlSteps: 1, promptsPerStep: 1, promptsPerMiniBatch: 1, valEvery: 1, valTasksPerCategory: 1,
     checkpointEvery: 1, resumePoints: false, baseEpochs: 1, corpusLimit: 16, fclEpochs: 1, trainTaskLimit: 3, evalTasksPerCategory: 1,
@@ -65,8 +74,22 @@ export const PRESET_TABLE: Record<PresetName, Preset> = {
   },
 };
 
-export function getPreset(name: string): Preset {
-  const p = (PRESET_TABLE as Record<string, Preset>)[name];
+/** The preset and regime of a results-store folder name: "full" (strong), "full-instruct". */
+export function getStorePreset(store: string): Preset {
+  for (const name of PRESETS) {
+    for (const r of REGIMES) if (name + getRegime(r).storeSuffix === store) return getPreset(name, r);
+  }
+  throw new Error(`"${store}" names no results store (expected a preset, optionally with a regime suffix: ` +
+    `${PRESETS.flatMap((n) => REGIMES.map((r) => n + getRegime(r).storeSuffix)).join(', ')})`);
+}
+
+/** The preset `name` in `regime` (default strong): its prompts per step scaled, its store named. */
+export function getPreset(name: string, regime: string = DEFAULT_REGIME): Preset {
+  const p = (PRESET_TABLE as Record<string, PresetSizes>)[name];
   if (!p) throw new Error(`unknown preset "${name}" (expected one of ${PRESETS.join(', ')})`);
-  return p;
+  const r = getRegime(regime);
+  return {
+    ...p, regime: r, store: p.name + r.storeSuffix,
+    promptsPerStep: p.promptsPerStep * r.promptScale, promptsPerMiniBatch: p.promptsPerMiniBatch * r.promptScale,
+  };
 }

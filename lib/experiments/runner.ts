@@ -37,22 +37,29 @@ import { writeJsonAtomic } from '../util/atomic';
 import { acquireLock, lockHolder } from '../util/lock';
 import { ExperimentSpec, SFTData, StageSpec } from './spec';
 import { Preset } from './presets';
+import { DEFAULT_REGIME } from './regimes';
 import { applyOverrides, validateStages } from './overrides';
 import { getExperiment } from './configs';
 import { summarizeRL, RLSummary } from './summary';
 import { writeRolloutSample } from './rollout_sample';
 import { loadResumeState } from './resume';
 import { loadBranchPoint, validateBranch } from './branch';
-import { RunContext, runGRPO, runInterleavedSFT, runSFT } from './stages';
+import { BestValidation, RunContext, bestDir, readBest, runGRPO, runInterleavedSFT, runSFT } from './stages';
 import { RunIdentity, clearRunFolder, resumeDir, dataFingerprint, describeIdentity, identityDiff, readRunJson, resultEntries,
   unfinishedReason, checkpointDir, hasWeights, DEFAULT_RESULTS_ROOT, isDefaultResultsRoot } from './store';
 
 /**
  * The final evaluations: ID test tasks, the same with constrained decoding (the capability probe: only
- * structurally impossible tokens after `<tool_call>\n` forbidden), format-OOD and content-OOD.
+ * structurally impossible tokens after `<tool_call>\n` forbidden), format-OOD, content-OOD, and format+content-OOD
+ * (the held-out family in the python-list syntax: the paper's Table 2 has both ACEBench columns).
  */
-export type EvalSplitName = 'id' | 'id_constrained' | 'format_ood' | 'content_ood';
-export const EVAL_SPLITS: EvalSplitName[] = ['id', 'id_constrained', 'format_ood', 'content_ood'];
+export type EvalSplitName = 'id' | 'id_constrained' | 'format_ood' | 'content_ood' | 'format_content_ood';
+export const EVAL_SPLITS: EvalSplitName[] = ['id', 'id_constrained', 'format_ood', 'content_ood', 'format_content_ood'];
+
+/** The call syntax a split's prompts ask for: the python list on the format-OOD splits, tagged JSON elsewhere. */
+export function splitSyntax(split: string): 'json' | 'python' {
+  return split === 'format_ood' || split === 'format_content_ood' ? 'python' : 'json';
+}
 
 export interface RunOptions {
   preset: Preset;
@@ -83,9 +90,13 @@ export interface RunSummary {
   title: string;
   paper: string;
   preset: string;
+  /** Absent in runs of before regimes (strong). */
+  regime?: string;
   seed: number;
   overrides: Record<string, string | number | boolean>;
   eval: Partial<Record<EvalSplitName, SplitEval>>;
+  /** The best RL validation's policy on the same ID test tasks as the final one (runs with RL only). */
+  best?: BestValidation & { id: SplitEval };
   rl: RLSummary | null;
   sft: { stages: number; finalLoss: number | null };
   /** The tfjs backend the run used: results reproduce exactly only on the same backend. */
@@ -107,9 +118,9 @@ export function outcomeStrings(results: EvalResult['results']): Record<string, s
   return out;
 }
 
-/** The results-store folder of a run: data/results/<preset>/<config>/seed-<n>. */
-export function resultsDir(preset: string, config: string, seed: number, root = DEFAULT_RESULTS_ROOT): string {
-  return path.join(root, preset, config, `seed-${seed}`);
+/** The results-store folder of a run: data/results/<store>/<config>/seed-<n> (store: Preset.store, e.g. full-instruct). */
+export function resultsDir(store: string, config: string, seed: number, root = DEFAULT_RESULTS_ROOT): string {
+  return path.join(root, store, config, `seed-${seed}`);
 }
 
 /** First `n` tasks of each category (all when n <= 0), in file order. */
@@ -121,23 +132,32 @@ export function perCategory(tasks: Task[], n: number): Task[] {
 
 /** The checkpoint folder the run starts from (null: from scratch); throws when it is missing. */
 function initDir(spec: ExperimentSpec, opts: RunOptions): string | null {
-  const init = opts.initCheckpoint !== undefined ? { kind: 'checkpoint' as const, path: opts.initCheckpoint } : spec.init;
+  const given = opts.initCheckpoint !== undefined ? { kind: 'checkpoint' as const, path: opts.initCheckpoint } : spec.init;
+  const init = given.kind === 'base' ? { kind: 'checkpoint' as const, path: opts.preset.regime.base } : given;
   if (init.kind === 'scratch') return null;
   if (init.kind === 'checkpoint') {
     if (!hasWeights(init.path)) {
-      throw new Error(`${spec.name} starts from the checkpoint ${init.path}, which has no model.json`);
+      const build = given.kind === 'base' ? ` (the ${opts.preset.regime.name} regime's base: \`npx toolrl run --config ` +
+        `${opts.preset.regime.baseConfig} --preset quick\` builds it, ${init.path}/README.md says how)` : '';
+      throw new Error(`${spec.name} starts from the checkpoint ${init.path}, which has no model.json${build}`);
     }
     return init.path;
   }
   const root = path.dirname(path.dirname(path.dirname(opts.out)));
-  const dir = checkpointDir(resultsDir(opts.preset.name, init.name, opts.seed, root));
+  const dir = checkpointDir(resultsDir(opts.preset.store, init.name, opts.seed, root));
   if (!hasWeights(dir)) {
     // `reproduce` runs the init first, again if it finished without leaving its (uncommitted) checkpoint here
     const results = isDefaultResultsRoot(root) ? '' : ` --results ${root}`;
     throw new Error(`${spec.name} starts from ${init.name}, whose checkpoint is missing at ${dir}: run ` +
-      `\`npx toolrl reproduce --preset ${opts.preset.name} --only ${spec.name} --seeds ${opts.seed}${results}\`, which runs ${init.name} first`);
+      `\`npx toolrl reproduce --preset ${opts.preset.name}${regimeFlag(opts.preset)} --only ${spec.name} --seeds ${opts.seed}${results}\`, ` +
+      `which runs ${init.name} first`);
   }
   return dir;
+}
+
+/** ` --regime NAME` for a suggested command, empty in the default regime. */
+export function regimeFlag(p: Preset): string {
+  return p.regime.name === DEFAULT_REGIME ? '' : ` --regime ${p.regime.name}`;
 }
 
 function initialModel(spec: ExperimentSpec, tok: Tokenizer, opts: RunOptions): { model: GPT; source: string | null } {
@@ -212,6 +232,30 @@ export const WORLD_SAMPLE_SEED = 7_000_001;
 /** Seed of the corpus conversations a stage replays (SFT stage `replay`). */
 export const REPLAY_SEED = 7_000_002;
 
+/** Seed of the never-seen tasks of the memorisation measure (GRPOConfig.memoTasksPerCategory). */
+export const UNSEEN_SEED = 7_000_003;
+/** World-sample dialogues per category that the never-seen tasks avoid: the most any base config trains on. */
+const WORLD_SAMPLE_MAX = 1500;
+
+const unseenCache = new Map<string, Task[]>();
+/**
+ * `n` tasks per training category from the training distribution that neither split, nor any base's world
+ * sample, holds: tasks RL never draws and no base has seen (memoised per data folder and n).
+ */
+export function unseenTasks(dataDir: string, n: number): Task[] {
+  const key = `${path.resolve(dataDir)}:${n}`;
+  if (!unseenCache.has(key)) {
+    const splits = new Set(loadTasks('train', dataDir).concat(loadTasks('test', dataDir)).map(taskContentKey));
+    const avoid = new Set(splits);
+    // the world sample exactly as stageData draws it (a prefix of this for every count up to the maximum)
+    for (const c of TRAIN_CATEGORIES) {
+      for (const t of generateTasks(c, WORLD_SAMPLE_MAX, WORLD_SAMPLE_SEED, { idPrefix: 'instruct', avoid: splits })) avoid.add(taskContentKey(t));
+    }
+    unseenCache.set(key, TRAIN_CATEGORIES.flatMap((c) => generateTasks(c, n, UNSEEN_SEED, { idPrefix: 'unseen', avoid })));
+  }
+  return unseenCache.get(key)!;
+}
+
 function sftData(stage: { data: SFTData; count?: number; replay?: number }, tok: Tokenizer, preset: Preset, dataDir: string): TrainingSequence[] {
   const data = stageData(stage.data, tok, preset, dataDir, stage.count ?? 0);
   if (!stage.replay) return data;
@@ -245,7 +289,7 @@ export async function runExperiment(spec: ExperimentSpec, opts: RunOptions): Pro
   const overrides = opts.overrides ?? {};
   const stages = validateRun(spec, opts); // throws before anything is written
   const tok = loadTokenizer(path.join(dataDir, 'vocab.json'));
-  const identity: RunIdentity = { config: spec.name, preset: opts.preset.name, seed: opts.seed, overrides,
+  const identity: RunIdentity = { config: spec.name, preset: opts.preset.name, regime: opts.preset.regime.name, seed: opts.seed, overrides,
     init: opts.initCheckpoint ?? null, backend: tf.getBackend(), data: dataFingerprint(dataDir), branch: opts.branch ?? null };
   if (opts.branch) {
     const parent = readRunJson(opts.branch.from);
@@ -297,7 +341,9 @@ async function runLocked(spec: ExperimentSpec, opts: RunOptions, stages: StageSp
   const ctx: RunContext = {
     name: spec.name, identity, preset: opts.preset, seed: opts.seed, out: opts.out, tok, model, source, trainTasks,
     valTasks: perCategory(testTasks, opts.preset.valTasksPerCategory), metrics, globalStep: 0,
+    unseenTasks: (n) => unseenTasks(dataDir, n),
     progress: showProgress, resume, onStep: opts.onStep, sftFinalLoss: null,
+    best: opts.resume ? readBest(opts.out) : null,
   };
 
   try {
@@ -320,7 +366,7 @@ async function runLocked(spec: ExperimentSpec, opts: RunOptions, stages: StageSp
       const tasks = perCategory(id ? testTasks : loadTasks(split, dataDir), opts.preset.evalTasksPerCategory);
       const bar = new ProgressBar({ total: tasks.length, label: `${spec.name} eval ${split}`, silent: !showProgress });
       const res = evaluateModel(model, tok, tasks, {
-        syntax: split === 'format_ood' ? 'python' : 'json',
+        syntax: splitSyntax(split),
         onProgress: (d) => bar.update(d),
         logitMask: split === 'id_constrained' ? structuralMask(tok) : undefined,
       });
@@ -328,11 +374,14 @@ async function runLocked(spec: ExperimentSpec, opts: RunOptions, stages: StageSp
       const { results, ...rest } = res;
       evals[split] = { ...rest, outcomes: outcomeStrings(results) };
     }
+    const best = ctx.best === null ? undefined : evaluateBest(ctx.best, opts.out, tok, perCategory(testTasks, opts.preset.evalTasksPerCategory),
+      spec.name, showProgress);
     const rlRecords = grpoRecords(metrics.records);
     writeRolloutSample(opts.out);
     const summary: RunSummary = {
-      config: spec.name, title: spec.title, paper: spec.paper, preset: opts.preset.name, seed: opts.seed, overrides,
+      config: spec.name, title: spec.title, paper: spec.paper, preset: opts.preset.name, regime: opts.preset.regime.name, seed: opts.seed, overrides,
       eval: evals,
+      ...(best ? { best } : {}),
       rl: rlRecords.length ? summarizeRL(rlRecords) : null,
       sft: { stages: stages.filter((s) => s.kind !== 'grpo').length, finalLoss: ctx.sftFinalLoss },
       backend: tf.getBackend(),
@@ -340,6 +389,20 @@ async function runLocked(spec: ExperimentSpec, opts: RunOptions, stages: StageSp
     };
     writeJsonAtomic(path.join(opts.out, 'summary.json'), summary);
     return summary;
+  } finally {
+    model.dispose();
+  }
+}
+
+/** The ID evaluation of the policy a run kept at its best validation (stages.ts, keepIfBest). */
+function evaluateBest(best: BestValidation, out: string, tok: Tokenizer, tasks: Task[], name: string, progress: boolean):
+  BestValidation & { id: SplitEval } {
+  const { model } = loadCheckpoint(bestDir(out), { expectVocabFingerprint: tok.fingerprint });
+  try {
+    const bar = new ProgressBar({ total: tasks.length, label: `${name} eval id (best: step ${best.globalStep})`, silent: !progress });
+    const { results, ...rest } = evaluateModel(model, tok, tasks, { onProgress: (d) => bar.update(d) });
+    bar.finish(`mean ${rest.mean.toFixed(3)}`);
+    return { ...best, id: { ...rest, outcomes: outcomeStrings(results) } };
   } finally {
     model.dispose();
   }

@@ -15,7 +15,9 @@ import { Preset } from './presets';
 export type InitFrom =
   /** A fresh model (only the base checkpoint is trained this way). */
   | { kind: 'scratch'; model?: Partial<Omit<GPTConfig, 'vocabSize'>> }
-  /** A committed checkpoint folder, e.g. data/checkpoints/base (the paper's "instruct" model). */
+  /** The regime's base checkpoint (the paper's instruct model; lib/experiments/regimes.ts). */
+  | { kind: 'base' }
+  /** A committed checkpoint folder. */
   | { kind: 'checkpoint'; path: string }
   /** The final checkpoint of another experiment of the same preset and seed (run first if missing). */
   | { kind: 'experiment'; name: string };

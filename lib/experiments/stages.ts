@@ -5,9 +5,10 @@
  *                    adaptive collapse guard
  *   sft-interleaved  an SFT phase between RL stages, from the last RL steps' records (ETS, PRS)
  */
+import * as fs from 'fs';
 import * as path from 'path';
 import { GPT } from '../model/gpt';
-import { loadCheckpoint } from '../model/checkpoint';
+import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint';
 import { Tokenizer } from '../format/tokenizer';
 import { JsonValue } from '../format/types';
 import { Task } from '../envs/task';
@@ -47,6 +48,8 @@ export interface RunContext {
   trainTasks: Task[];
   /** Validation tasks (a fixed slice of the test split). */
   valTasks: Task[];
+  /** n never-seen tasks per category of the training distribution (the memorisation measure), made on first use. */
+  unseenTasks: (n: number) => Task[];
   metrics: MetricsLog;
   /** Steps logged so far over all stages (SFT and RL), the x axis of every curve. */
   globalStep: number;
@@ -55,6 +58,33 @@ export interface RunContext {
   /** After every RL step (the record as metrics.jsonl holds it). */
   onStep?: (rec: GRPOMetric) => void;
   sftFinalLoss: number | null;
+  /** The best RL validation so far and where it was (its policy is in best/), or null before the first. */
+  best: BestValidation | null;
+}
+
+/** The best validated policy of a run (the paper's Appendix D: some runs peak mid-training, then collapse). */
+export interface BestValidation {
+  globalStep: number;
+  valAccuracy: number;
+}
+
+/** Where a run keeps the policy of its best RL validation (not committed: weights). */
+export const bestDir = (out: string): string => path.join(out, 'best');
+
+/** The best validation recorded in `out/best/` (null when there is none): how a resumed run knows it. */
+export function readBest(out: string): BestValidation | null {
+  const file = path.join(bestDir(out), 'model.json');
+  if (!fs.existsSync(file)) return null;
+  const meta = (JSON.parse(fs.readFileSync(file, 'utf8')) as { meta?: Partial<BestValidation> }).meta ?? {};
+  return typeof meta.globalStep === 'number' && typeof meta.valAccuracy === 'number'
+    ? { globalStep: meta.globalStep, valAccuracy: meta.valAccuracy } : null;
+}
+
+/** After an RL validation: keep the policy in best/ when it beats every earlier one (ties keep the earlier). */
+function keepIfBest(ctx: RunContext, globalStep: number, valAccuracy: number): void {
+  if (ctx.best !== null && valAccuracy <= ctx.best.valAccuracy) return;
+  ctx.best = { globalStep, valAccuracy };
+  saveCheckpoint(bestDir(ctx.out), ctx.model, { vocabFingerprint: ctx.tok.fingerprint, config: ctx.name, ...ctx.best });
 }
 
 export function rolloutsFile(ctx: RunContext): string {
@@ -118,6 +148,7 @@ export async function runGRPO(ctx: RunContext, si: number, stage: Extract<StageS
     metrics: { log: (r) => ctx.metrics.log(placed(r)) },
     stepRecordsFile: rolloutsFile(ctx),
     stage: si,
+    unseenTasks: cfg.memoTasksPerCategory > 0 ? ctx.unseenTasks(cfg.memoTasksPerCategory) : [],
   });
   if (ctx.resume && ctx.resume.stage === si) ctx.resume.restoreTrainer(trainer);
   const guard = stage.guard ? { ...defaultGuardConfig, ...stage.guard } : null;
@@ -129,6 +160,7 @@ export async function runGRPO(ctx: RunContext, si: number, stage: Extract<StageS
     while (trainer.stepIndex < cfg.steps) {
       const rec = trainer.step();
       ctx.onStep?.(placed(rec));
+      if (rec.valAccuracy !== undefined) keepIfBest(ctx, base + rec.step, rec.valAccuracy);
       const val = rec.valAccuracy !== undefined ? ` val ${rec.valAccuracy.toFixed(2)}` : '';
       bar.update(trainer.stepIndex, `r ${rec.reward.toFixed(2)}${val} p{" ${rec.pJsonOpen.toFixed(3)} p<|im_end|> ${rec.pImEnd.toFixed(3)} ` +
         `collapse ${rec.fullCollapse.toFixed(2)} | ${(rec.rolloutSeconds + rec.trainSeconds).toFixed(1)}s/step`);

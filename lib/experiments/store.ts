@@ -11,6 +11,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { readJsonFile } from '../util/atomic';
 import { LOCK_FILE } from '../util/lock';
+import { DEFAULT_REGIME } from './regimes';
 
 /** Where run folders live: `<root>/<preset>/<config>/seed-<n>/` (every command's `--results` default). */
 export const DEFAULT_RESULTS_ROOT = 'data/results';
@@ -23,6 +24,8 @@ export type Overrides = Record<string, string | number | boolean>;
 export interface RunIdentity {
   config: string;
   preset: string;
+  /** The regime (lib/experiments/regimes.ts); absent in run folders written before regimes: strong. */
+  regime?: string;
   seed: number;
   overrides: Overrides;
   /** A checkpoint folder given with --init, else null. */
@@ -35,7 +38,7 @@ export interface RunIdentity {
 }
 
 /** Files of a run folder that are results (anything else, like the launcher's run.log, is not). */
-export const RESULT_ENTRIES = ['run.json', 'metrics.jsonl', 'rollouts.jsonl', 'summary.json', 'checkpoint', 'resume', 'resume.tmp', 'resume.old'];
+export const RESULT_ENTRIES = ['run.json', 'metrics.jsonl', 'rollouts.jsonl', 'summary.json', 'checkpoint', 'best', 'resume', 'resume.tmp', 'resume.old'];
 
 /**
  * Folders a resume state can be in, in the order a reader takes them: a save writes `resume.tmp/` (its
@@ -89,10 +92,11 @@ export function clearRunFolder(dir: string): void {
 /** Fields of two identities that differ, as "field: a vs b" (only fields present in both when `shared`). */
 export function identityDiff(a: Partial<RunIdentity>, b: Partial<RunIdentity>, shared = false): string[] {
   const out: string[] = [];
-  for (const k of ['config', 'preset', 'seed', 'overrides', 'init', 'backend', 'data', 'branch'] as (keyof RunIdentity)[]) {
-    if (shared && (a[k] === undefined || b[k] === undefined)) continue;
-    const x = JSON.stringify(canonical(a[k] ?? null));
-    const y = JSON.stringify(canonical(b[k] ?? null));
+  for (const k of ['config', 'preset', 'regime', 'seed', 'overrides', 'init', 'backend', 'data', 'branch'] as (keyof RunIdentity)[]) {
+    if (k !== 'regime' && shared && (a[k] === undefined || b[k] === undefined)) continue;
+    const fill = (v: unknown) => (k === 'regime' ? v ?? DEFAULT_REGIME : v ?? null); // a run of before regimes ran in the strong one
+    const x = JSON.stringify(canonical(fill(a[k])));
+    const y = JSON.stringify(canonical(fill(b[k])));
     if (x !== y) out.push(`${k} ${x} vs ${y}`);
   }
   return out;
@@ -108,7 +112,8 @@ function canonical(v: unknown): unknown {
 /** One line naming a run: "vanilla-rl, preset smoke, seed 1, overrides {...}". */
 export function describeIdentity(id: Partial<RunIdentity>): string {
   const ov = id.overrides && Object.keys(id.overrides).length ? `, overrides ${JSON.stringify(id.overrides)}` : '';
-  return `${id.config}, preset ${id.preset}, seed ${id.seed}${ov}${id.init ? `, init ${id.init}` : ''}, backend ${id.backend}`;
+  const regime = id.regime && id.regime !== DEFAULT_REGIME ? `, regime ${id.regime}` : '';
+  return `${id.config}, preset ${id.preset}${regime}, seed ${id.seed}${ov}${id.init ? `, init ${id.init}` : ''}, backend ${id.backend}`;
 }
 
 /** Read `dir/run.json` (errors name the file). */

@@ -30,6 +30,8 @@ export interface SweepJob {
   config: string;
   seed: number;
   preset: string;
+  /** The regime (lib/experiments/regimes.ts); the store folder of `out` is the preset's in it. */
+  regime: string;
   /** The run's folder: data/results/<preset>/<config>/seed-<n> (the runner finds checkpoints of init runs from it). */
   out: string;
 }
@@ -98,7 +100,7 @@ function childPath(dir: string): string {
   return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : path.resolve(dir);
 }
 
-const jobKey = (config: string, seed: number, preset: string) => `${preset}/${config}/seed-${seed}`;
+const jobKey = (config: string, seed: number, preset: string, regime: string) => `${preset}:${regime}/${config}/seed-${seed}`;
 
 function tail(file: string, lines = 20): string {
   if (!fs.existsSync(file)) return '(no run.log)';
@@ -121,13 +123,13 @@ export function runSweep(jobs: SweepJob[], opts: SweepOptions = {}): Promise<Swe
   const launch = opts.launch ?? childLauncher;
   const log = opts.log ?? ((l: string) => process.stdout.write(l + '\n'));
   const specOf = opts.specOf ?? getExperiment;
-  const byKey = new Map(jobs.map((j) => [jobKey(j.config, j.seed, j.preset), j]));
+  const byKey = new Map(jobs.map((j) => [jobKey(j.config, j.seed, j.preset, j.regime), j]));
   if (byKey.size !== jobs.length) throw new Error('runSweep: the job list holds the same config/seed/preset twice');
   // dependency of each job inside this sweep (outside it, the runner checks the checkpoint itself)
   const dep = new Map<SweepJob, SweepJob | undefined>();
   for (const j of jobs) {
     const init = specOf(j.config).init;
-    dep.set(j, init.kind === 'experiment' ? byKey.get(jobKey(init.name, j.seed, j.preset)) : undefined);
+    dep.set(j, init.kind === 'experiment' ? byKey.get(jobKey(init.name, j.seed, j.preset, j.regime)) : undefined);
   }
 
   const state = new Map<SweepJob, 'pending' | 'running' | 'ok' | 'failed'>(jobs.map((j) => [j, 'pending']));
@@ -211,7 +213,7 @@ export function runSweep(jobs: SweepJob[], opts: SweepOptions = {}): Promise<Swe
       }
       fs.mkdirSync(j.out, { recursive: true });
       const resume = !opts.force && !rerun.has(j) && resumeDir(j.out) !== null;
-      const args = ['run', '--config', j.config, '--preset', j.preset, '--seed', String(j.seed), '--out', childPath(j.out),
+      const args = ['run', '--config', j.config, '--preset', j.preset, '--regime', j.regime, '--seed', String(j.seed), '--out', childPath(j.out),
         resume ? '--resume' : '--force', ...(opts.extraArgs ?? [])];
       const logFile = path.join(j.out, 'run.log');
       if (!resume) fs.writeFileSync(logFile, ''); // a resumed run appends to the log of the killed one
@@ -291,11 +293,11 @@ export function planJobs(preset: Preset | string, opts: PlanOptions = {}): Sweep
   const seen = new Set<string>();
   const add = (s: ExperimentSpec, seed: number, chain: string[]) => {
     if (chain.includes(s.name)) throw new Error(`config "${s.name}": init dependency cycle ${[...chain, s.name].join(' -> ')}`);
-    const key = jobKey(s.name, seed, p.name);
+    const key = jobKey(s.name, seed, p.name, p.regime.name);
     if (seen.has(key)) return;
     if (s.init.kind === 'experiment') add(find(s.init.name, `config "${s.name}" init`), seed, [...chain, s.name]);
     seen.add(key);
-    jobs.push({ config: s.name, seed, preset: p.name, out: resultsDir(p.name, s.name, seed, opts.root) });
+    jobs.push({ config: s.name, seed, preset: p.name, regime: p.regime.name, out: resultsDir(p.store, s.name, seed, opts.root) });
   };
   // seed-major: every config of seed 1 first, so an interrupted study still has one complete seed
   for (const seed of opts.seeds ?? p.seeds) for (const s of selected) add(s, seed, []);

@@ -162,6 +162,16 @@ export function classifyMessage(content: string, syntax: CallSyntax = 'json'): S
   return 'healthyResponse';
 }
 
+/**
+ * Whether a message tries to call a tool at all: a `<tool_call>` tag, call syntax the parser sees, a JSON call key
+ * or a python-style call. The denominator of "healthy tool-call syntax" (does a policy know the call format?):
+ * an empty message or a plain reply is not a tool message, a broken call is.
+ */
+export function attemptsCall(content: string, syntax: CallSyntax = 'json'): boolean {
+  const s = stripTrailingImEnd(typeof content === 'string' ? content : String(content ?? ''));
+  return s.includes(TOOL_CALL_OPEN) || JSON_CALL_KEY.test(s) || PY_CALL.test(s) || parseToolCalls(s, syntax).hasCallSyntax;
+}
+
 /** Share of each state (sums to 1; all zeros for an empty list). */
 export function stateShares(states: StructuralState[]): Record<StructuralState, number> {
   const out = { healthyCall: 0, healthyResponse: 0, pollution: 0, fullCollapse: 0 } as Record<StructuralState, number>;

@@ -16,7 +16,7 @@ import { SeedStat, Observation, seedStats, formatPercent, formatLr } from './sta
 import { PAPER_NOTES, PAPER_REFERENCES, paperCell } from './paper';
 import { differenceInterval, formatInterval, Outcomes, scoreInterval } from './bootstrap';
 import { BASE_CHECKPOINT, COLLAPSE_LR } from '../experiments/configs';
-import { PRESETS, getPreset } from '../experiments/presets';
+import { PRESETS, getPreset, getStorePreset } from '../experiments/presets';
 import { summarizeRL } from '../experiments/summary';
 
 export interface RawRow {
@@ -216,7 +216,7 @@ export function baseValAccuracy(store: ResultsStore): number | null {
   const base = store.experiments.find((e) => e.spec.name === 'base-model');
   const outcomes = base?.seeds[0]?.summary.eval.id?.outcomes;
   if (!outcomes || !(PRESETS as string[]).includes(store.preset)) return null;
-  const n = getPreset(store.preset).valTasksPerCategory;
+  const n = getStorePreset(store.preset).valTasksPerCategory;
   const cats = Object.values(outcomes);
   if (n <= 0 || !cats.length || cats.some((o) => o.length < n)) return null;
   const passed = (o: string) => [...o.slice(0, n)].filter((c) => c === '1').length / n;

@@ -70,6 +70,12 @@ export interface GRPOStepRecord extends PerCategoryAccuracy {
   valAccuracy?: number;
   valFullCollapse?: number;
   valHealthyCall?: number;
+  /**
+   * At the same steps, the sampled reward (temperature 1) on training tasks RL has already drawn and on tasks of
+   * the training distribution it never saw: what RL learned, memorised or general (GRPOConfig.memoTasksPerCategory).
+   */
+  valSeenReward?: number;
+  valUnseenReward?: number;
 }
 
 /** One SFT step (trainSFT). */

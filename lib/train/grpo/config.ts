@@ -51,6 +51,14 @@ export interface GRPOConfig extends PolicyLossConfig {
   checkpointEvery: number;
   /** Tasks used for the control-token probe (first user turn of each). */
   probeTasks: number;
+  /**
+   * Memorisation vs generalisation (ours): at every validation, the sampled reward on this many training tasks
+   * per category that RL has already drawn, and on as many never-seen tasks of the training distribution
+   * (TrainerArgs.unseenTasks); 0 = off.
+   */
+  memoTasksPerCategory: number;
+  /** Rollouts per task of that measurement (temperature as in training). */
+  memoGroupSize: number;
   /** Seed of task sampling and token sampling. */
   seed: number;
 }
@@ -78,6 +86,8 @@ export const defaultGRPOConfig: GRPOConfig = {
   valTasksPerCategory: 10,
   checkpointEvery: 25,
   probeTasks: 32,
+  memoTasksPerCategory: 6,
+  memoGroupSize: 4,
   seed: 1,
 };
 
@@ -88,7 +98,10 @@ export function validateGRPOConfig(cfg: GRPOConfig): void {
     if (!Number.isInteger(v) || v < 1) throw new Error(`grpo config: ${k} must be an integer >= 1, got ${v}`);
   };
   (['groupSize', 'promptsPerStep', 'promptsPerMiniBatch', 'ppoEpochs', 'steps', 'maxAssistantMessages',
-    'maxMessageTokens', 'maxContext', 'microBatchTokens', 'valEvery', 'valTasksPerCategory', 'probeTasks'] as (keyof GRPOConfig)[]).forEach(posInt);
+    'maxMessageTokens', 'maxContext', 'microBatchTokens', 'valEvery', 'valTasksPerCategory', 'probeTasks', 'memoGroupSize'] as (keyof GRPOConfig)[]).forEach(posInt);
+  if (!Number.isInteger(cfg.memoTasksPerCategory) || cfg.memoTasksPerCategory < 0) {
+    throw new Error(`grpo config: memoTasksPerCategory must be an integer >= 0, got ${cfg.memoTasksPerCategory}`);
+  }
   if (cfg.promptsPerStep % cfg.promptsPerMiniBatch !== 0) {
     throw new Error(`grpo config: promptsPerStep (${cfg.promptsPerStep}) must be a multiple of promptsPerMiniBatch (${cfg.promptsPerMiniBatch})`);
   }

@@ -70,6 +70,8 @@ export interface TrainerArgs {
   stepRecordsFile?: string | null;
   /** The stage index written into every rollout record. */
   stage?: number;
+  /** Tasks of the training distribution that RL never draws (the never-seen side of GRPOConfig.memoTasksPerCategory). */
+  unseenTasks?: Task[];
 }
 
 /** The trainer's mutable state that a checkpoint must hold for an exact resume. */
@@ -78,6 +80,8 @@ export interface TrainerState {
   rngState: number;
   /** Step at which the current optimizer (and its warmup) started. */
   optimizerStart: number;
+  /** Ids of the training tasks drawn so far (absent in resume states of before the memorisation measure). */
+  seen?: string[];
 }
 
 export class GRPOTrainer {
@@ -89,6 +93,8 @@ export class GRPOTrainer {
   readonly rng: Rng;
   private readonly probeCtx: number[][];
   private readonly schedule: (s: number) => number;
+  /** Training tasks drawn so far, in first-draw order. */
+  private readonly seen = new Set<string>();
 
   constructor(private readonly args: TrainerArgs) {
     validateGRPOConfig(args.config);
@@ -106,13 +112,15 @@ export class GRPOTrainer {
   }
 
   getState(): TrainerState {
-    return { step: this.stepIndex, rngState: this.rng.getState(), optimizerStart: this.optimizerStart };
+    return { step: this.stepIndex, rngState: this.rng.getState(), optimizerStart: this.optimizerStart, seen: [...this.seen] };
   }
 
   setState(s: TrainerState): void {
     this.stepIndex = s.step;
     this.rng.setState(s.rngState);
     this.optimizerStart = s.optimizerStart ?? 0;
+    this.seen.clear();
+    for (const id of s.seen ?? []) this.seen.add(id);
   }
 
   /**
@@ -133,11 +141,40 @@ export class GRPOTrainer {
     });
   }
 
+  /**
+   * Memorisation vs generalisation: the sampled reward on `memoTasksPerCategory` training tasks per category drawn
+   * before (a fresh choice each time) and on as many never-seen ones (the same each time), `memoGroupSize`
+   * rollouts each. Its own PRNG stream, so the training samples do not depend on whether it runs.
+   */
+  memorisation(stepNo: number): { seen: number; unseen: number } | null {
+    const cfg = this.config;
+    const k = cfg.memoTasksPerCategory;
+    const unseenPool = this.args.unseenTasks ?? [];
+    if (k === 0 || unseenPool.length === 0) return null;
+    const rng = new Rng(cfg.seed * 100_003 + stepNo);
+    const cats = Array.from(new Set(unseenPool.map((t) => t.category)));
+    const seenTasks = cats.flatMap((c) => {
+      const drawn = this.args.trainTasks.filter((t) => t.category === c && this.seen.has(t.id));
+      return rng.sample(drawn, Math.min(k, drawn.length));
+    });
+    const unseenTasks = cats.flatMap((c) => unseenPool.filter((t) => t.category === c).slice(0, k));
+    const reward = (tasks: Task[]) => {
+      if (tasks.length === 0) return NaN;
+      const episodes = tasks.flatMap((t) => Array.from({ length: cfg.memoGroupSize }, () =>
+        new Episode(t, { syntax: 'json', maxAssistantMessages: cfg.maxAssistantMessages })));
+      const trajs = rollout(this.model, this.args.tokenizer, episodes, { rng: rng.fork(),
+        config: { temperature: cfg.temperature, greedy: false, maxMessageTokens: cfg.maxMessageTokens, maxContext: cfg.maxContext } });
+      return mean(trajs.map((t) => t.reward));
+    };
+    return { seen: reward(seenTasks), unseen: reward(unseenTasks) };
+  }
+
   /** Sample the step's groups and roll them out. Returns trajectories laid out group after group. */
   private sampleGroups(): { tasks: Task[]; trajs: Trajectory[]; hinted: boolean[]; seconds: number; tokens: number } {
     const cfg = this.config;
     const tok = this.args.tokenizer;
     const tasks = this.rng.sample(this.args.trainTasks, cfg.promptsPerStep);
+    for (const t of tasks) this.seen.add(t.id);
     const episodes: Episode[] = [];
     const scripts: (ScriptedRow | undefined)[] = [];
     const hinted: boolean[] = [];
@@ -250,6 +287,11 @@ export class GRPOTrainer {
         for (const [c, v] of Object.entries(val.perCategory)) rec[`val_${c}` as keyof PerCategoryAccuracy] = v.accuracy;
         rec.valFullCollapse = val.states.fullCollapse;
         rec.valHealthyCall = val.states.healthyCall;
+        const memo = this.memorisation(stepNo);
+        if (memo) {
+          if (Number.isFinite(memo.seen)) rec.valSeenReward = memo.seen;
+          rec.valUnseenReward = memo.unseen;
+        }
       }
       this.args.metrics?.log(rec);
       this.writeStepRecords(stepNo, trajs);

@@ -2,7 +2,7 @@ import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import * as tf from '@tensorflow/tfjs';
 import { initBackend } from '../lib/backend';
-import { argumentValueSpans, balancedTasks, calibrate, formatCalibration, groupShares } from '../lib/diagnostics/calibrate';
+import { argumentValueSpans, balancedTasks, calibrate, formatCalibration, groupShares } from '../lib/experiments/calibrate';
 import { topOtherSplit } from '../lib/diagnostics/gradsplit';
 import { probeContexts } from '../lib/diagnostics/probe';
 import { zeroRewardGroupShare, zeroVarianceGroupShare } from '../lib/train/grpo/advantages';

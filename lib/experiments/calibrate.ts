@@ -27,7 +27,10 @@ import { padBatch } from '../train/batch';
 import { rollout, Trajectory } from '../train/rollout';
 import { evaluateModel } from '../train/evaluate';
 import { groupShares } from '../train/grpo/advantages';
-import { probeContexts, runProbe, ProbeResult } from './probe';
+import { probeContexts, runProbe, ProbeResult } from '../diagnostics/probe';
+import { attemptsCall } from '../format/states';
+import { CalibrationTargets, REGIME_TABLE } from './regimes';
+import { PRESET_TABLE } from './presets';
 
 export interface CalibrationConfig {
   /** Training tasks sampled (balanced over categories). The calibration targets are read on >= 120. */
@@ -49,15 +52,6 @@ export const defaultCalibrationConfig: CalibrationConfig = {
   tasks: 120, groupSize: 8, temperature: 1.0, evalPerCategory: 0, batchTasks: 8, seed: 1,
 };
 
-/** Pre-registered targets for the base checkpoint (a base that gives GRPO signal and leaves room to learn). */
-export const CALIBRATION_TARGETS = {
-  sampledSuccess: [0.15, 0.40] as [number, number],
-  mixedGroups: 0.40,
-  greedyId: [0.20, 0.45] as [number, number],
-  formatOod: 0.10,
-  contentOod: 0.10,
-};
-
 export interface CalibrationReport {
   config: CalibrationConfig;
   sampled: {
@@ -77,7 +71,18 @@ export interface CalibrationReport {
   };
   argumentValues: { tokens: number; tokenAccuracy: number; calls: number; callAccuracy: number };
   probe: ProbeResult;
-  greedy: { id: number; formatOod: number; contentOod: number; idPerCategory: Record<string, number> };
+  greedy: {
+    id: number; formatOod: number; contentOod: number; idPerCategory: Record<string, number>;
+    /**
+     * Healthy calls among the greedy ID messages that try to call a tool (format/states.ts, attemptsCall): does
+     * the base know the call format? (Empty messages and plain replies are not tool messages.)
+     */
+    toolSyntax: number;
+    /** Shares of the greedy ID messages: tool messages (attempted calls) and empty ones. */
+    toolMessages: number;
+    emptyMessages: number;
+  };
+  /** The targets checked (a regime's, lib/experiments/regimes.ts) and whether each is met. */
   targets: Record<string, { value: number; target: string; met: boolean }>;
   seconds: number;
 }
@@ -184,7 +189,8 @@ export interface CalibrationInput {
 
 /** Run every measurement; `onProgress` gets a phase name and a fraction. */
 export function calibrate(model: GPT, tokenizer: Tokenizer, data: CalibrationInput, config: Partial<CalibrationConfig> = {},
-  onProgress?: (phase: string, done: number, total: number) => void): CalibrationReport {
+  onProgress?: (phase: string, done: number, total: number) => void, targets: CalibrationTargets = REGIME_TABLE.strong.targets,
+  promptsPerStep = PRESET_TABLE.full.promptsPerStep): CalibrationReport {
   const cfg: CalibrationConfig = { ...defaultCalibrationConfig, ...config };
   if (!(cfg.temperature > 0)) throw new Error(`calibrate: temperature must be > 0, got ${cfg.temperature}`);
   const t0 = Date.now();
@@ -213,7 +219,7 @@ export function calibrate(model: GPT, tokenizer: Tokenizer, data: CalibrationInp
     });
   }
   const noSignalStep: Record<string, number> = {};
-  for (const P of [4, 16, 60]) noSignalStep[String(P)] = Math.pow(1 - shares.mixed, P);
+  for (const P of Array.from(new Set([4, 16, promptsPerStep, 60])).sort((a, b) => a - b)) noSignalStep[String(P)] = Math.pow(1 - shares.mixed, P);
 
   // ---- teacher-forced argument values, probe ----
   onProgress?.('argument values', 0, 1);
@@ -224,14 +230,25 @@ export function calibrate(model: GPT, tokenizer: Tokenizer, data: CalibrationInp
   const limit = (ts: Task[]) => (cfg.evalPerCategory > 0 ? balancedTasks(ts, cfg.evalPerCategory * new Set(ts.map((t) => t.category)).size) : ts);
   const evalSplit = (name: string, ts: Task[], syntax: 'json' | 'python') =>
     evaluateModel(model, tokenizer, limit(ts), { syntax, onProgress: (d, n) => onProgress?.(name, d, n) });
-  const id = evalSplit('greedy id', data.id, 'json');
+  const id = evaluateModel(model, tokenizer, limit(data.id), { onProgress: (d, n) => onProgress?.('greedy id', d, n), keepTrajectories: true });
   const formatOod = evalSplit('greedy format-ood', data.formatOod, 'python');
   const contentOod = evalSplit('greedy content-ood', data.contentOod, 'json');
 
   const success = rewards.reduce((a, b) => a + b, 0) / Math.max(rewards.length, 1);
-  const T = CALIBRATION_TARGETS;
-  const range = (v: number, [lo, hi]: [number, number]) => ({ value: v, target: `${lo}-${hi}`, met: v >= lo && v <= hi });
-  const atLeast = (v: number, lo: number) => ({ value: v, target: `>= ${lo}`, met: v >= lo });
+  const messages = id.trajectories!.flatMap((t) => t.messages);
+  const attempts = messages.filter((m) => attemptsCall(m.content));
+  const toolSyntax = attempts.length ? attempts.filter((m) => m.state === 'healthyCall').length / attempts.length : 0;
+  const measured: Record<keyof CalibrationTargets, number> = {
+    sampledSuccess: success, mixedGroups: shares.mixed, noSignalStep: Math.pow(1 - shares.mixed, promptsPerStep),
+    greedyId: id.mean, toolSyntax, formatOod: formatOod.mean, contentOod: contentOod.mean,
+  };
+  const checked: CalibrationReport['targets'] = {};
+  for (const [k, t] of Object.entries(targets) as [keyof CalibrationTargets, number | [number, number]][]) {
+    const v = measured[k];
+    if (Array.isArray(t)) checked[k] = { value: v, target: t[1] >= 1 ? `>= ${t[0]}` : `${t[0]}-${t[1]}`, met: v >= t[0] && v <= t[1] };
+    else if (k === 'noSignalStep') checked[`${k}@${promptsPerStep}`] = { value: v, target: `<= ${t}`, met: v <= t };
+    else checked[k] = { value: v, target: `>= ${t}`, met: v >= t };
+  }
   return {
     config: cfg,
     sampled: {
@@ -244,15 +261,11 @@ export function calibrate(model: GPT, tokenizer: Tokenizer, data: CalibrationInp
     probe,
     greedy: {
       id: id.mean, formatOod: formatOod.mean, contentOod: contentOod.mean,
-      idPerCategory: Object.fromEntries(Object.entries(id.perCategory).map(([c, v]) => [c, v.accuracy])),
+      idPerCategory: Object.fromEntries(Object.entries(id.perCategory).map(([c, v]) => [c, v.accuracy])), toolSyntax,
+      toolMessages: messages.length ? attempts.length / messages.length : 0,
+      emptyMessages: messages.length ? messages.filter((m) => m.content.trim() === '').length / messages.length : 0,
     },
-    targets: {
-      sampledSuccess: range(success, T.sampledSuccess),
-      mixedGroups: atLeast(shares.mixed, T.mixedGroups),
-      greedyId: range(id.mean, T.greedyId),
-      formatOod: atLeast(formatOod.mean, T.formatOod),
-      contentOod: atLeast(contentOod.mean, T.contentOod),
-    },
+    targets: checked,
     seconds: (Date.now() - t0) / 1000,
   };
 }
@@ -272,7 +285,9 @@ export function formatCalibration(r: CalibrationReport): string {
       `whole calls ${pct(r.argumentValues.callAccuracy)} (n=${r.argumentValues.calls})`,
     `probe after <tool_call>\\n: ${r.probe.top.map((t) => `${JSON.stringify(t.token)} ${t.p.toFixed(4)}`).join(', ')}`,
     `greedy: ID ${pct(r.greedy.id)} (${Object.entries(r.greedy.idPerCategory).map(([c, v]) => `${c} ${pct(v)}`).join(', ')}), ` +
-      `format-OOD ${pct(r.greedy.formatOod)}, content-OOD ${pct(r.greedy.contentOod)}`,
+      `format-OOD ${pct(r.greedy.formatOod)}, content-OOD ${pct(r.greedy.contentOod)}; ` +
+      `healthy call syntax in ${pct(r.greedy.toolSyntax)} of the ID messages that call a tool (${pct(r.greedy.toolMessages)} of all; ` +
+      `${pct(r.greedy.emptyMessages)} empty)`,
     'targets: ' + Object.entries(r.targets).map(([k, t]) => `${k} ${t.value.toFixed(3)} (${t.target}) ${t.met ? 'met' : 'NOT met'}`).join('; '),
   ];
   return lines.join('\n');
