@@ -26,7 +26,7 @@ function fakeLauncher(failing: string[] = []) {
   let running = 0;
   let maxRunning = 0;
   const launch: Launcher = async (job, args) => {
-    assert.deepEqual(args.slice(0, 7), ['run', '--config', job.config, '--preset', job.preset, '--seed', String(job.seed)]);
+    assert.deepEqual(args.slice(0, 9), ['run', '--config', job.config, '--preset', job.preset, '--regime', job.regime, '--seed', String(job.seed)]);
     running++;
     maxRunning = Math.max(maxRunning, running);
     events.push(`start ${name(job)}`);

@@ -53,6 +53,8 @@ export interface Regime {
   promptScale: number;
   /** Results store folder of a preset: `<preset><storeSuffix>`. */
   storeSuffix: string;
+  /** The report groups (ExperimentSpec.group) its study runs (`reproduce` without --only). */
+  groups: string[];
   targets: CalibrationTargets;
 }
 
@@ -60,12 +62,16 @@ export const REGIME_TABLE: Record<RegimeName, Regime> = {
   strong: {
     name: 'strong', label: 'strong in-domain base (1,500 world dialogues per category)',
     base: 'data/checkpoints/base', baseConfig: 'base', promptScale: 1, storeSuffix: '',
+    // the signals again at the collapse rate: vanilla GRPO held at the main rate from this base (configs.ts COLLAPSE_LR)
+    groups: ['method', 'extra', 'lr-sweep', 'collapse-rate'],
     // set when the strong base was built (docs/design.md B "Calibration"): a base with room to learn
     targets: { sampledSuccess: [0.15, 0.40], mixedGroups: 0.40, greedyId: [0.20, 0.45], formatOod: 0.10, contentOod: 0.10 },
   },
   instruct: {
     name: 'instruct', label: 'instruct base, the paper\'s position (the format known, the tasks not)',
     base: 'data/checkpoints/instruct', baseConfig: 'instruct', promptScale: 2, storeSuffix: '-instruct',
+    // every row of Tables 1 and 2 and the learning-rate sweep, at the main rate as in the paper
+    groups: ['method', 'extra', 'lr-sweep'],
     // pre-registered for the paper's position (Qwen2.5-1.5B-Instruct: 3.50 on BFCL-V3 multi-turn, tool-call
     // format intact); FCL-SFT adding >= 15 points from it is checked in the study (Table 1), not here
     targets: { greedyId: [0.02, 0.10], toolSyntax: 0.60, sampledSuccess: [0.02, 1], noSignalStep: 0.05 },

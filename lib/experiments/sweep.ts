@@ -271,7 +271,7 @@ export function runSweep(jobs: SweepJob[], opts: SweepOptions = {}): Promise<Swe
 }
 
 export interface PlanOptions {
-  /** Only these configs (plus what they start from); default every experiment outside group 'base'. */
+  /** Only these configs (plus what they start from); default the regime's study (Regime.groups). */
   only?: string[];
   /** Only these seeds (default: the preset's seeds). */
   seeds?: number[];
@@ -288,7 +288,7 @@ export function planJobs(preset: Preset | string, opts: PlanOptions = {}): Sweep
     if (!s) throw new Error(`${what}: unknown config "${name}" (known: ${specs.map((x) => x.name).join(', ')})`);
     return s;
   };
-  const selected = opts.only && opts.only.length ? opts.only.map((n) => find(n, '--only')) : specs.filter((s) => s.group !== 'base');
+  const selected = opts.only && opts.only.length ? opts.only.map((n) => find(n, '--only')) : specs.filter((s) => p.regime.groups.includes(s.group));
   const jobs: SweepJob[] = [];
   const seen = new Set<string>();
   const add = (s: ExperimentSpec, seed: number, chain: string[]) => {
