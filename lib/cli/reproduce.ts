@@ -6,6 +6,7 @@
  * report from the results store, and print Table 1, Table 2 (and the LR sweep). With every result present
  * it only rebuilds the report, so it is also the command that refreshes the report after a rerun.
  */
+import * as fs from 'fs';
 import * as path from 'path';
 import { Command, UsageError } from './args';
 import { PRESETS, getPreset } from '../experiments/presets';
@@ -101,9 +102,26 @@ export const reportCommand: Command = {
   spec: {
     name: 'report',
     summary: 'rebuild the report (tables, report.html, summary.json, PNGs) from the results store only',
-    options: { ...common },
+    options: {
+      ...common,
+      docs: { kind: 'flag', help: 'the full preset in both regimes, then docs/results.md and the README\'s results block' },
+    },
   },
   async run(args) {
+    if (args.docs) {
+      const root = args.results as string;
+      const { buildReport } = await loadBuild();
+      for (const r of REGIMES) {
+        const p = getPreset('full', r);
+        const out = path.join(root, p.store, 'report');
+        if (!fs.existsSync(path.join(root, p.store))) { process.stdout.write(`report: no store ${path.join(root, p.store)} yet\n`); continue; }
+        await buildReport(p.store, out, { root, png: !args['no-png'] });
+        process.stdout.write(`report: ${path.join(out, 'report.html')}\n`);
+      }
+      const { writeDocs } = await import('../report/docs');
+      for (const f of writeDocs('.', root)) process.stdout.write(`wrote ${f}\n`);
+      return;
+    }
     const preset = getPreset(args.preset as string, args.regime as string);
     const root = args.results as string;
     const out = reportDir(args, preset.store, root);
