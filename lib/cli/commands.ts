@@ -14,6 +14,7 @@ import { runBench, formatBench } from './bench';
 import { writeDataset } from '../envs/data';
 import { reproduceCommand, reportCommand } from './reproduce';
 import { calibrateCommand } from './calibrate';
+import { pointsCommand } from './points';
 
 const SPLITS = ['id', 'format_ood', 'content_ood', 'format_content_ood'];
 
@@ -170,4 +171,4 @@ function parentWatch(): (() => string | null) | undefined {
   return () => (process.ppid !== want ? `the process that started this run (pid ${want}) has ended` : null);
 }
 
-export const COMMANDS: Command[] = [data, evalCmd, calibrateCommand, bench, run, reproduceCommand, reportCommand];
+export const COMMANDS: Command[] = [data, evalCmd, calibrateCommand, bench, run, reproduceCommand, reportCommand, pointsCommand];
