@@ -23,6 +23,7 @@ import { Episode } from './episode';
 import { errorProbeTexts } from './vocab';
 import { JUDGE_TEXTS } from './judge';
 import { readJsonl } from '../util/jsonl';
+import { writing } from '../util/errors';
 import { CATEGORIES, Category, REFUSAL_FUNC, REFUSAL_PARAM, TRAIN_CATEGORIES, Task, TURN_DONE } from './task';
 
 export type TaskSplit = 'train' | 'test' | 'format_ood' | 'content_ood';
@@ -173,8 +174,10 @@ export function writeDataset(dir: string = 'data', seed: number = DEFAULT_DATA_S
   const files = serializeDataset(d);
   for (const rel of Object.keys(files)) {
     const full = path.join(dir, rel);
-    fs.mkdirSync(path.dirname(full), { recursive: true });
-    fs.writeFileSync(full, files[rel]);
+    writing(full, () => {
+      fs.mkdirSync(path.dirname(full), { recursive: true });
+      fs.writeFileSync(full, files[rel]);
+    });
   }
   return d.stats;
 }
