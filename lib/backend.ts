@@ -14,12 +14,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
-
-// tfjs greets every Node process that uses its pure-JS backend with a multi-line "Hi, looks like you are running
-// TensorFlow.js in Node.js" banner (and prints a few other notices) through its warn(), which production mode
-// silences. In tfjs 4.22 the PROD flag gates only those messages (no kernel or numeric behaviour), and every
-// module that starts a backend imports this one, so the banner is gone from commands, tests and notebooks.
-tf.env().set('PROD', true);
+import './util/quiet-tfjs';
 
 export type BackendName = 'tensorflow' | 'wasm' | 'cpu';
 const KNOWN: BackendName[] = ['tensorflow', 'wasm', 'cpu'];

@@ -20,6 +20,7 @@
  */
 import * as path from 'path';
 import * as tf from '@tensorflow/tfjs';
+import '../util/quiet-tfjs';
 import { checkSeed } from '../prng';
 import { GPT } from '../model/gpt';
 import { defaultGPTConfig } from '../model/config';
