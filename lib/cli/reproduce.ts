@@ -8,7 +8,6 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import * as fs from 'fs';
 import { Command, UsageError, parseSeed } from './args';
 import { EXIT_HELP } from '../util/errors';
 import { PRESETS, getPreset } from '../experiments/presets';
