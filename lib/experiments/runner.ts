@@ -20,7 +20,7 @@
  */
 import * as path from 'path';
 import * as tf from '@tensorflow/tfjs';
-import '../util/quiet-tfjs';
+import { quietTfjs } from '../util/quiet-tfjs';
 import { checkSeed } from '../prng';
 import { GPT } from '../model/gpt';
 import { defaultGPTConfig } from '../model/config';
@@ -46,6 +46,8 @@ import { BestValidation, RunContext, bestDir, readBest, runGRPO, runInterleavedS
 import { EVAL_SPLITS, EvalSplitName, RunInputs, loadInputs, perCategory, sftData, splitSyntax, unseenTasks } from './inputs';
 import { RunFolder, RunIdentity, runMode, dataFingerprint, readRunJson, checkpointDir, hasWeights, DEFAULT_RESULTS_ROOT,
   isDefaultResultsRoot } from './store';
+
+quietTfjs();
 
 export { EVAL_SPLITS, perCategory, splitSyntax, unseenTasks };
 export type { EvalSplitName };
