@@ -91,7 +91,7 @@ test('loadResults: registry order, finished seeds only, broken files named', () 
 test('Table 1: mean ± std over seeds per category, the four-category average, the paper column', () => {
   const t = accuracyTable(fixture().store);
   assert.deepEqual(t.columns, ['method', 'seeds', 'base', 'miss_func', 'miss_param', 'long_context', 'average',
-    'average [95% CI]', 'average − vanilla RL [95% CI]', 'paper']);
+    'ID [95% CI]', 'ID − base [95% CI]', 'average − vanilla RL [95% CI]', 'paper']);
   assert.deepEqual(t.rows.map((r) => r[0]), ['L-fcl-sft', 'L-vanilla-rl']);
   const v = row(t, 'L-vanilla-rl');
   assert.equal(v('seeds'), '2');
@@ -99,14 +99,15 @@ test('Table 1: mean ± std over seeds per category, the four-category average, t
   assert.equal(v('miss_func'), '20.0 ± 0.0');
   assert.equal(v('long_context'), '10.0 ± 14.1'); // 0.0, 0.2
   assert.equal(v('average'), '17.5 ± 3.5'); // averages 0.15, 0.20
-  assert.equal(v('paper'), '3.50');
+  assert.equal(v('paper'), '0.00 (0 / 0 / 0 / 0)'); // the paper's GRPO row, per category
   const f = row(t, 'L-fcl-sft');
   assert.equal(f('base'), '50.0'); // one seed: no spread shown
   assert.equal(f('average'), '35.0');
   assert.equal(f('paper'), '—');
   // intervals: the point estimate is the average; the paired difference to vanilla RL's 17.5 is +17.5
-  const [mean, lo, hi] = /^([\d.]+) \[([\d.]+), ([\d.]+)\]$/.exec(f('average [95% CI]'))!.slice(1).map(Number);
-  assert.ok(mean === 35 && lo < 35 && hi > 35, f('average [95% CI]'));
+  const [mean, lo, hi] = /^([\d.]+) \[([\d.]+), ([\d.]+)\]$/.exec(f('ID [95% CI]'))!.slice(1).map(Number);
+  assert.ok(mean === 35 && lo < 35 && hi > 35, f('ID [95% CI]'));
+  assert.equal(f('ID − base [95% CI]'), '—', 'no base-model run in this store');
   assert.match(f('average − vanilla RL [95% CI]'), /^\+17\.5 \[/);
   assert.equal(v('average − vanilla RL [95% CI]'), '—', 'the baseline has no difference to itself');
 });
@@ -178,7 +179,7 @@ test('CSV, Markdown, HTML and text shapes', () => {
   const tableLines = md.filter((l) => l.startsWith('|'));
   assert.equal(tableLines.length, 2 + 2); // header, alignment, two rows
   assert.match(tableLines[1], /^\| :--- \| ---: \|/);
-  assert.equal(tableLines[0].split(' | ').length, 10);
+  assert.equal(tableLines[0].split(' | ').length, 11);
   assert.ok(toHtml(t).includes('<table class="toolrl-table">'));
   assert.match(toText(t), /^Learning-rate sweep/);
 });

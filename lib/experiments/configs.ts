@@ -28,7 +28,7 @@ export const RL_LR = defaultGRPOConfig.lr;
 const EXPERIMENTS: ExperimentSpec[] = [
   {
     name: 'base',
-    label: 'Base (instruct)',
+    label: 'Base (strong)',
     group: 'base',
     title: 'Base "instruct" model: SFT from scratch on the general corpus',
     paper: 'Stands in for Qwen2.5-1.5B-Instruct: a policy with general tool-use skill and a little in-domain exposure ' +
@@ -49,7 +49,7 @@ const EXPERIMENTS: ExperimentSpec[] = [
   },
   {
     name: 'instruct',
-    label: 'Base (instruct, weak in-domain)',
+    label: 'Base (instruct)',
     group: 'base',
     title: 'Instruct base in the paper\'s position: the general corpus plus a few world dialogues',
     paper: 'Stands in for Qwen2.5-1.5B-Instruct as the paper finds it: it knows the tool-call format (general tool-use ' +
@@ -65,7 +65,7 @@ const EXPERIMENTS: ExperimentSpec[] = [
   },
   {
     name: 'base-model',
-    label: 'Base (instruct)',
+    label: 'Base',
     group: 'method',
     title: 'The base checkpoint itself, evaluated (no training)',
     paper: 'Paper row "Base": Qwen2.5-1.5B-Instruct as released. Here: the regime\'s base checkpoint.',

@@ -14,13 +14,15 @@ import { exampleMarkdown, exampleMessages, readRolloutSample } from './conversat
 import { branchFigure } from './figures';
 import { branchLabels, branchTable } from './branches';
 import { precursorTable } from './precursor';
+import { memorisationFigure } from './learning';
+import { storeTables } from './docs';
 import { formatLr } from './stats';
 import { COLLAPSE_LR } from '../experiments/configs';
 import { toCSV, toMarkdown, toHtml, toJSON } from './render';
 import { PlotlyFigure, ReportSection, escapeHtml, writeHtmlReport } from './plotly';
 import { valAccuracyFigure, rewardFigure, probeFigure, statesFigure, gradSplitFigure, collapseFigure, collapseRateFigure, methodRuns, hasRL } from './figures';
 import { renderPngs } from './png';
-import { PAPER_REFERENCES } from './paper';
+import { PAPER_ROWS, PAPER_SOURCE } from './paper';
 import { ExperimentSpec } from '../experiments/spec';
 import { DEFAULT_RESULTS_ROOT } from '../experiments/store';
 import { writeFileAtomic } from '../util/atomic';
@@ -65,6 +67,8 @@ export function reportFigures(store: ResultsStore): NamedFigure[] {
     figs.push({ slug: 'lr-val-accuracy', title: 'Learning-rate sweep: validation accuracy',
       figure: valAccuracyFigure(sweep, 'Vanilla GRPO at each learning rate (mean over seeds)'), png: true });
   }
+  const memo = memorisationFigure(store, ['vanilla-rl', 'ets-difflr', 'prs']);
+  if (memo.data.length) figs.push({ slug: 'memorisation', title: 'Memorisation vs generalisation', figure: memo, png: true });
   const atCollapse = collapseRateFigure(store);
   if (atCollapse) {
     figs.push({ slug: 'collapse-rate-val-accuracy', title: `Supervisory signals at lr ${formatLr(COLLAPSE_LR)}: validation accuracy`, png: true,
@@ -136,7 +140,7 @@ export async function buildReport(preset: string, outDir: string, opts: BuildOpt
     throw new Error(`no finished runs under ${path.join(root, preset)} (no <config>/seed-<n>/summary.json): ` +
       `run \`npx toolrl reproduce --preset ${preset}\` first`);
   }
-  const tables = [...allTables(store), precursorTable(store), ...store.branches.map(branchTable)];
+  const tables = storeTables(store);
   const files: string[] = [];
   const write = (file: string, text: string) => {
     writeFileAtomic(file, text); // temp file + rename: a killed rebuild never leaves half a table
@@ -168,7 +172,7 @@ export async function buildReport(preset: string, outDir: string, opts: BuildOpt
       seeds: e.seeds.map((s) => ({ seed: s.seed, backend: s.summary.backend, seconds: s.summary.seconds })) })),
     incomplete: store.incomplete,
     unknown: store.unknown,
-    paperReferences: PAPER_REFERENCES,
+    paper: { source: PAPER_SOURCE, rows: PAPER_ROWS },
     tables: Object.fromEntries(tables.map((t) => [t.id, toJSON(t)])),
   };
   write(path.join(outDir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');

@@ -24,8 +24,9 @@ export function toCSV(t: ReportTable): string {
   return [t.columns, ...t.rows].map((r) => r.map(csvField).join(',')).join('\n') + '\n';
 }
 
-function mdCell(s: string): string {
-  return s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+/** A Markdown table cell: pipes escaped, one line, and `<` as an entity (GitHub would take `<tool_call>` for an HTML tag). */
+export function mdCell(s: string): string {
+  return s.replace(/\|/g, '\\|').replace(/\n/g, ' ').replace(/</g, '&lt;');
 }
 
 /** A GitHub table under a bold title; value columns right-aligned; notes as a list below. */
@@ -38,7 +39,7 @@ export function toMarkdown(t: ReportTable): string {
     `| ${align.join(' | ')} |`,
     ...t.rows.map((r) => `| ${r.map(mdCell).join(' | ')} |`),
   ];
-  if (t.notes.length) lines.push('', ...t.notes.map((n) => `- ${n}`));
+  if (t.notes.length) lines.push('', ...t.notes.map((n) => `- ${n.replace(/</g, '&lt;')}`));
   return lines.join('\n') + '\n';
 }
 

@@ -13,10 +13,10 @@ import { STRUCTURAL_STATES, StructuralState } from '../format/types';
 import { MetricRecord, grpoRecords, numberField, stepOf } from '../train/records';
 import { ExperimentResults, ResultsStore, byGroup } from './results';
 import { SeedStat, Observation, seedStats, formatPercent, formatLr } from './stats';
-import { PAPER_NOTES, PAPER_REFERENCES, paperCell } from './paper';
+import { PAPER_NOTES, PAPER_ROWS, paperIdCell, paperOodCell } from './paper';
 import { differenceInterval, formatInterval, Outcomes, scoreInterval } from './bootstrap';
-import { BASE_CHECKPOINT, COLLAPSE_LR } from '../experiments/configs';
-import { PRESETS, getPreset, getStorePreset } from '../experiments/presets';
+import { COLLAPSE_LR } from '../experiments/configs';
+import { getStorePreset } from '../experiments/presets';
 import { summarizeRL } from '../experiments/summary';
 
 export interface RawRow {
@@ -113,6 +113,8 @@ function insertPerSeedColumn<T>(t: ReportTable, exps: ExperimentResults[], colum
   });
 }
 
+type IntervalSplit = 'id' | 'format_ood' | 'content_ood' | 'format_content_ood';
+
 /** The runs every method is compared with in Tables 1 and 2 (the paper's "vanilla RL" row). */
 export const BASELINE_CONFIG = 'vanilla-rl';
 const OOD_COLUMNS = ['base', 'miss_param', 'miss_func'];
@@ -122,59 +124,70 @@ const OOD_COLUMNS = ['base', 'miss_param', 'miss_func'];
  * and the paired difference to the baseline's runs (lib/report/bootstrap.ts). Empty cells where the runs hold
  * no per-task outcomes (results written before they were recorded) or were evaluated on other tasks.
  */
-function insertIntervalColumns(t: ReportTable, exps: ExperimentResults[], store: ResultsStore, split: 'id' | 'format_ood' | 'content_ood',
-  cats: string[], label: string, after: string, baseline = BASELINE_CONFIG, baselineLabel = 'vanilla RL'): void {
+function insertIntervalColumns(t: ReportTable, exps: ExperimentResults[], store: ResultsStore, split: IntervalSplit,
+  cats: string[], label: string, after: string, baseline = BASELINE_CONFIG, baselineLabel = 'vanilla RL', withScore = true): void {
   const outcomes = (e: ExperimentResults | undefined) =>
     (e?.seeds ?? []).map((s) => s.summary.eval[split]?.outcomes).filter((o): o is Outcomes => o !== undefined);
   const base = store.experiments.find((e) => e.spec.name === baseline);
   const baseOut = outcomes(base);
   const at = t.columns.indexOf(after) + 1;
   const [ciCol, diffCol] = [`${label} [95% CI]`, `${label} − ${baselineLabel} [95% CI]`];
-  t.columns.splice(at, 0, ciCol, diffCol);
+  t.columns.splice(at, 0, ...(withScore ? [ciCol] : []), diffCol);
   t.rows.forEach((r, i) => {
     const mine = outcomes(exps[i]);
     const complete = mine.length === exps[i].seeds.length;
     const ci = complete ? scoreInterval(mine, cats) : null;
     const diff = complete && exps[i].spec.name !== baseline && baseOut.length === (base?.seeds.length ?? -1)
       ? differenceInterval(mine, baseOut, cats) : null;
-    r.splice(at, 0, ci ? formatInterval(ci) : NA, diff ? formatInterval(diff, 1, true) : NA);
-    t.raw[i].values[ciCol] = ci as unknown as RawRow['values'][string];
+    r.splice(at, 0, ...(withScore ? [ci ? formatInterval(ci) : NA] : []), diff ? formatInterval(diff, 1, true) : NA);
+    if (withScore) t.raw[i].values[ciCol] = ci as unknown as RawRow['values'][string];
     t.raw[i].values[diffCol] = diff as unknown as RawRow['values'][string];
   });
 }
 
 const INTERVAL_NOTE = '[95% CI] = 2.5th-97.5th percentile of 2,000 bootstrap replicates that resample the test tasks of each ' +
-  'category and the seeds; − vanilla RL = the paired difference (same resampled tasks for both), real where its interval excludes 0.';
+  'category and the seeds; − base / − vanilla RL = the paired difference to that row (same resampled tasks for both), ' +
+  'real where its interval excludes 0.';
 
-/** Table 1: ID accuracy per category and average, with the paper's average where a row maps to one. */
+/** Table 1: ID accuracy per category and average, with intervals, paired differences and the paper's row. */
 export function accuracyTable(store: ResultsStore): ReportTable {
   const extract: Record<string, Extract> = {};
   for (const c of ID_COLUMNS) extract[c] = (_e, s) => s.summary.eval.id?.perCategory[c]?.accuracy;
   extract.average = (_e, s) => idAverage(s.summary);
-  const t = makeTable('table1-id', 'Table 1: in-distribution accuracy (%)', byGroup(store, 'method'), [...ID_COLUMNS, 'average'],
-    extract, BY_LABEL,
-    ['average = mean of the four category accuracies, as in the paper.',
-      'paper = the paper\'s BFCL-V3 multi-turn average for the method this row mirrors (Qwen2.5-1.5B; a reference, not a target).',
-      ...PAPER_NOTES.slice(0, 1)]);
+  const exps = byGroup(store, 'method');
+  const t = makeTable('table1-id', 'Table 1: in-distribution accuracy (%)', exps, [...ID_COLUMNS, 'average'],
+    extract, BY_LABEL, ['average = mean of the four category accuracies, as in the paper.', PAPER_NOTES.table1]);
   t.columns.push('paper');
-  t.rows.forEach((r, i) => r.push(paperCell(t.raw[i].config) || NA));
-  t.raw.forEach((r) => (r.values.paper = PAPER_REFERENCES[r.config]?.average ?? null));
-  insertIntervalColumns(t, byGroup(store, 'method'), store, 'id', ID_COLUMNS, 'average', 'average');
+  t.rows.forEach((r, i) => r.push(paperIdCell(t.raw[i].config) || NA));
+  t.raw.forEach((r) => (r.values.paper = PAPER_ROWS[r.config]?.average ?? null));
+  // inserted right after 'average', last first: average | ID [95% CI] | ID − base | average − vanilla RL
+  insertIntervalColumns(t, exps, store, 'id', ID_COLUMNS, 'average', 'average', BASELINE_CONFIG, 'vanilla RL', false);
+  insertIntervalColumns(t, exps, store, 'id', ID_COLUMNS, 'ID', 'average', 'base-model', 'base');
   if (t.raw.length) t.notes.splice(1, 0, INTERVAL_NOTE);
   return t;
 }
 
-/** Table 2: averages on format-OOD (python-list calls) and content-OOD (unseen API family). */
+/** Table 2: averages on format-OOD, content-OOD and format+content-OOD, with the paper's two ACEBench columns. */
 export function oodTable(store: ResultsStore): ReportTable {
   const exps = byGroup(store, 'method');
   const t = makeTable('table2-ood', 'Table 2: out-of-distribution accuracy (%)', exps,
-    ['ID average', 'format-OOD average', 'content-OOD average'], {
+    ['ID average', 'format-OOD average', 'content-OOD average', 'format+content-OOD average'], {
       'ID average': (_e, s) => idAverage(s.summary),
       'format-OOD average': (_e, s) => s.summary.eval.format_ood?.mean,
       'content-OOD average': (_e, s) => s.summary.eval.content_ood?.mean,
-    }, BY_LABEL, [PAPER_NOTES[1], 'OOD averages are the mean of that split\'s category accuracies.']);
-  insertIntervalColumns(t, exps, store, 'content_ood', OOD_COLUMNS, 'content-OOD', 'content-OOD average');
-  insertIntervalColumns(t, exps, store, 'format_ood', OOD_COLUMNS, 'format-OOD', 'format-OOD average');
+      'format+content-OOD average': (_e, s) => s.summary.eval.format_content_ood?.mean,
+    }, BY_LABEL, [PAPER_NOTES.table2, 'format-OOD = the ID test tasks (but long_context) in the python-list syntax; ' +
+      'content-OOD = a held-out API family; OOD averages are the mean of that split\'s category accuracies; ' +
+      '— where a run predates the format+content-OOD split.']);
+  t.columns.push('paper format+content-OOD', 'paper content-OOD');
+  t.rows.forEach((r, i) => r.push(paperOodCell(t.raw[i].config, 'formatContentOod') || NA, paperOodCell(t.raw[i].config, 'contentOod') || NA));
+  t.raw.forEach((r) => {
+    r.values['paper format+content-OOD'] = PAPER_ROWS[r.config]?.formatContentOod ?? null;
+    r.values['paper content-OOD'] = PAPER_ROWS[r.config]?.contentOod ?? null;
+  });
+  insertIntervalColumns(t, exps, store, 'format_content_ood', OOD_COLUMNS, 'format+content-OOD', 'format+content-OOD average', 'base-model', 'base');
+  insertIntervalColumns(t, exps, store, 'content_ood', OOD_COLUMNS, 'content-OOD', 'content-OOD average', 'base-model', 'base');
+  insertIntervalColumns(t, exps, store, 'format_ood', OOD_COLUMNS, 'format-OOD', 'format-OOD average', 'base-model', 'base');
   if (t.raw.length) t.notes.splice(1, 0, INTERVAL_NOTE);
   return t;
 }
@@ -215,17 +228,27 @@ export function sweepRowName(e: ExperimentResults): string {
 export function baseValAccuracy(store: ResultsStore): number | null {
   const base = store.experiments.find((e) => e.spec.name === 'base-model');
   const outcomes = base?.seeds[0]?.summary.eval.id?.outcomes;
-  if (!outcomes || !(PRESETS as string[]).includes(store.preset)) return null;
-  const n = getStorePreset(store.preset).valTasksPerCategory;
+  const preset = storePresetOrNull(store.preset);
+  if (!outcomes || preset === null) return null;
+  const n = preset.valTasksPerCategory;
   const cats = Object.values(outcomes);
   if (n <= 0 || !cats.length || cats.some((o) => o.length < n)) return null;
   const passed = (o: string) => [...o.slice(0, n)].filter((c) => c === '1').length / n;
   return cats.reduce((a, o) => a + passed(o), 0) / cats.length;
 }
 
+/** The preset of a store folder name ("full", "full-instruct"), or null for a folder named otherwise. */
+function storePresetOrNull(store: string): ReturnType<typeof getStorePreset> | null {
+  try {
+    return getStorePreset(store);
+  } catch {
+    return null;
+  }
+}
+
 /** A run's collapse step measured against the higher of its validated peak and where it started (the base). */
 export function collapseVsStart(s: ExperimentResults['seeds'][number], e: ExperimentResults, start: number | null): number | null {
-  if (e.spec.init.kind !== 'checkpoint' || e.spec.init.path !== BASE_CHECKPOINT || start === null) return s.summary.rl?.collapseStep ?? null;
+  if (e.spec.init.kind !== 'base' || start === null) return s.summary.rl?.collapseStep ?? null;
   return summarizeRL(grpoRecords(s.metrics), 5, start).collapseStep;
 }
 

@@ -1,0 +1,174 @@
+/**
+ * The results as the repository shows them, written by `toolrl report --docs` from the committed stores and never
+ * by hand (test/report.docs.test.ts fails when a committed file differs from what this writes):
+ *   docs/results.md   both regimes side by side: the bases, findings F1-F7, every table of each store's report;
+ *   README.md         the block between RESULTS_BEGIN and RESULTS_END: the findings' verdicts and the headline
+ *                     ID averages of both regimes next to the paper's.
+ * Deterministic: no timestamps, no machine paths, bootstrap seeds fixed (bootstrap.ts).
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { ResultsStore, loadResults } from './results';
+import { ReportTable, allTables, idAverage } from './tables';
+import { bestTable, memorisationTable, pointsTable } from './learning';
+import { precursorTable } from './precursor';
+import { branchTable } from './branches';
+import { findings, findingsTable } from './findings';
+import { mdCell, toMarkdown } from './render';
+import { PAPER_ROWS, PAPER_SOURCE } from './paper';
+import { REGIMES, getRegime } from '../experiments/regimes';
+import { getPreset } from '../experiments/presets';
+import { formatDuration } from '../util/progress';
+
+export const RESULTS_BEGIN = '<!-- results:begin (written by `npx toolrl report --docs`; do not edit) -->';
+export const RESULTS_END = '<!-- results:end -->';
+
+/** The preset whose stores the docs show: the full one, the paper's shape. */
+export const DOCS_PRESET = 'full';
+
+export interface RegimeStore {
+  regime: string;
+  label: string;
+  store: ResultsStore;
+}
+
+export function loadRegimeStores(root: string, preset = DOCS_PRESET): RegimeStore[] {
+  return REGIMES.map((r) => ({ regime: r, label: r, store: loadResults(getPreset(preset, r).store, root) }));
+}
+
+/** Every table of one store's report, in report order (as build.ts writes them). */
+export function storeTables(store: ResultsStore): ReportTable[] {
+  const learned = [bestTable(store), memorisationTable(store), pointsTable(store)].filter((t) => t.rows.length);
+  return [...allTables(store), ...learned, precursorTable(store), ...store.branches.map(branchTable)];
+}
+
+const pct = (x: number | undefined | null) => (x === undefined || x === null ? '—' : `${(100 * x).toFixed(1)}%`);
+
+interface Calibration {
+  sampled?: { success?: number; mixedGroups?: number };
+  greedy?: { id?: number; formatOod?: number; contentOod?: number; toolSyntax?: number };
+}
+
+function readCalibration(dir: string): Calibration | null {
+  const file = path.join(dir, 'calibration.json');
+  return fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) as Calibration : null;
+}
+
+/** The two bases and their stores: what each regime starts from and how much of its study has run. */
+export function regimesTable(stores: RegimeStore[]): string {
+  const lines = ['| regime | base checkpoint | greedy ID | tool syntax | sampled success | mixed groups | prompts x rollouts per RL step | runs finished | run time (sum) |',
+    '| :--- | :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |'];
+  for (const s of stores) {
+    const r = getRegime(s.regime);
+    const p = getPreset(DOCS_PRESET, s.regime);
+    const cal = readCalibration(r.base);
+    const runs = s.store.experiments.reduce((a, e) => a + e.seeds.length, 0);
+    const seconds = s.store.experiments.reduce((a, e) => a + e.seeds.reduce((b, x) => b + (x.summary.seconds ?? 0), 0), 0);
+    lines.push(`| ${s.label} | \`${r.base}\` | ${pct(cal?.greedy?.id)} | ${pct(cal?.greedy?.toolSyntax)} | ${pct(cal?.sampled?.success)} | ` +
+      `${pct(cal?.sampled?.mixedGroups)} | ${p.promptsPerStep} x 8 | ${runs} | ${runs ? formatDuration(seconds) : '—'} |`);
+  }
+  return lines.join('\n');
+}
+
+/** ID average per method: paper, then each regime (mean over seeds), Table 1's rows in registry order. */
+export function headlineTable(stores: RegimeStore[]): string {
+  const names: string[] = [];
+  const labels = new Map<string, string>();
+  for (const s of stores) {
+    for (const e of s.store.experiments) {
+      if (e.spec.group !== 'method' || labels.has(e.spec.name)) continue;
+      names.push(e.spec.name);
+      labels.set(e.spec.name, e.spec.label);
+    }
+  }
+  const lines = [`| method | paper | ${stores.map((s) => `${s.label} (seeds)`).join(' | ')} |`, `| :--- | ---: | ${stores.map(() => '---:').join(' | ')} |`];
+  for (const n of names) {
+    const cells = stores.map((s) => {
+      const e = s.store.experiments.find((x) => x.spec.name === n);
+      if (!e) return '—';
+      const v = e.seeds.map((x) => idAverage(x.summary)).filter((x): x is number => x !== undefined);
+      return v.length ? `${(100 * v.reduce((a, b) => a + b, 0) / v.length).toFixed(1)} (${v.length})` : '—';
+    });
+    const paper = PAPER_ROWS[n]?.average;
+    lines.push(`| ${labels.get(n)} | ${paper === undefined ? '—' : paper.toFixed(2)} | ${cells.join(' | ')} |`);
+  }
+  return lines.join('\n');
+}
+
+/** The verdicts only (the evidence is in docs/results.md). */
+function verdictTable(stores: RegimeStore[]): string {
+  const per = stores.map((s) => findings(s.store));
+  const lines = [`| # | the paper's claim | ${stores.map((s) => s.label).join(' | ')} |`, `| :--- | :--- | ${stores.map(() => ':---').join(' | ')} |`];
+  per[0].forEach((f, i) => lines.push(`| ${f.id} | ${mdCell(f.claim)} | ${per.map((p) => `**${p[i].verdict}**`).join(' | ')} |`));
+  return lines.join('\n');
+}
+
+/** docs/results.md. */
+export function resultsMarkdown(stores: RegimeStore[]): string {
+  const parts = [
+    '# Results',
+    '',
+    `Written by \`npx toolrl report --docs\` from the committed stores ${stores.map((s) => `\`data/results/${s.store.preset}\``).join(' and ')}; ` +
+      'do not edit by hand. Each store is one regime (lib/experiments/regimes.ts): the same study from a different base.',
+    '',
+    '## The two regimes',
+    '',
+    regimesTable(stores),
+    '',
+    'Base figures from each checkpoint\'s `calibration.json` (`toolrl calibrate`); tool syntax = healthy calls among the greedy ' +
+      'ID messages that try to call a tool. Run time = the finished runs\' own timings added up (two run at a time).',
+    '',
+    '## Findings F1-F7',
+    '',
+    toMarkdown(findingsTable(stores.map((s) => ({ label: s.label, store: s.store })))),
+    '## ID average per method, both regimes beside the paper',
+    '',
+    headlineTable(stores),
+    '',
+    `paper = ${PAPER_SOURCE}; percent; (n) = seeds. Per category, intervals and paired differences: Table 1 of each regime below.`,
+    '',
+  ];
+  for (const s of stores) {
+    parts.push(`## Regime: ${s.label} (\`data/results/${s.store.preset}\`)`, '', getRegime(s.regime).label + '.', '');
+    if (!s.store.experiments.length) {
+      parts.push('No finished runs yet.', '');
+      continue;
+    }
+    if (s.store.incomplete.length) parts.push(`Not finished (left out): ${s.store.incomplete.join(', ')}.`, '');
+    for (const t of storeTables(s.store)) parts.push(toMarkdown(t));
+  }
+  return parts.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd() + '\n';
+}
+
+/** The README's results block (between the markers, markers included). */
+export function readmeBlock(stores: RegimeStore[]): string {
+  return [
+    RESULTS_BEGIN,
+    '',
+    verdictTable(stores),
+    '',
+    headlineTable(stores),
+    '',
+    `ID average (percent, mean over seeds), full preset; paper = ${PAPER_SOURCE}. Evidence, intervals and every table: ` +
+      '[docs/results.md](docs/results.md).',
+    '',
+    RESULTS_END,
+  ].join('\n');
+}
+
+/** README text with its results block replaced; throws when the markers are missing. */
+export function withReadmeBlock(readme: string, block: string): string {
+  const [a, b] = [readme.indexOf(RESULTS_BEGIN), readme.indexOf(RESULTS_END)];
+  if (a < 0 || b < a) throw new Error(`README.md has no results block (${RESULTS_BEGIN} ... ${RESULTS_END})`);
+  return readme.slice(0, a) + block + readme.slice(b + RESULTS_END.length);
+}
+
+/** Write docs/results.md and the README block under `repo`; returns the files written. */
+export function writeDocs(repo: string, root: string): string[] {
+  const stores = loadRegimeStores(root);
+  const docs = path.join(repo, 'docs', 'results.md');
+  fs.writeFileSync(docs, resultsMarkdown(stores));
+  const readme = path.join(repo, 'README.md');
+  fs.writeFileSync(readme, withReadmeBlock(fs.readFileSync(readme, 'utf8'), readmeBlock(stores)));
+  return [docs, readme];
+}
