@@ -15,6 +15,8 @@ import { DEFAULT_RESULTS_ROOT } from '../experiments/store';
 import { DEFAULT_REGIME, REGIMES } from '../experiments/regimes';
 import type { BuiltReport } from '../report/build';
 import type { ReportTable } from '../report/tables';
+import { childPath } from '../experiments/plan';
+import { SLURM_OPTIONS, checkSlurmArgs, slurmReproduce, slurmStatus } from './slurm';
 
 // The report modules load danfojs (and with it TensorFlow.js, ~3 s): import them only when a command
 // needs them, so that every other `toolrl` command (and each child run of a sweep) starts fast.
@@ -56,11 +58,14 @@ export const reproduceCommand: Command = {
       force: { kind: 'flag', help: 're-run finished jobs too (their folders are cleared first)' },
       jobs: { kind: 'number', help: 'runs at once (one per core)', default: 2 },
       backend: { kind: 'string', choices: ['tensorflow', 'wasm', 'cpu'], help: 'tfjs backend of the runs (default: automatic)' },
+      ...SLURM_OPTIONS,
     },
   },
   async run(args) {
     const preset = getPreset(args.preset as string, args.regime as string);
     const root = args.results as string;
+    checkSlurmArgs(args);
+    if (args['slurm-status']) return slurmStatus(preset, root);
     const jobsN = args.jobs as number;
     if (!Number.isInteger(jobsN) || jobsN < 1) throw new UsageError(`--jobs must be an integer >= 1, got ${jobsN}`);
     const only = args.only === undefined ? undefined : String(args.only).split(',').map((s) => s.trim()).filter(Boolean);
@@ -73,8 +78,12 @@ export const reproduceCommand: Command = {
       throw new UsageError((e as Error).message);
     }
     process.stdout.write(`reproduce: preset ${preset.name}, regime ${preset.regime.name}, ${jobs.length} run(s) (${new Set(jobs.map((j) => j.config)).size} config(s) x ` +
-      `seeds ${(seeds ?? preset.seeds).join(', ')}), ${jobsN} at once, results under ${path.join(root, preset.store)}\n`);
+      `seeds ${(seeds ?? preset.seeds).join(', ')}), ${args.slurm ? 'as Slurm job arrays' : `${jobsN} at once`}, results under ${path.join(root, preset.store)}\n`);
     const extraArgs = args.backend ? ['--backend', args.backend as string] : [];
+    if (args.slurm) {
+      const reportExtra = [...(args.out ? ['--out', childPath(args.out as string)] : []), ...(args['no-png'] ? ['--no-png'] : [])];
+      return slurmReproduce(args, { preset, root, jobs, force: Boolean(args.force), runArgs: extraArgs, reportExtra });
+    }
     const failures = await runSweep(jobs, { concurrency: jobsN, force: Boolean(args.force), extraArgs });
     const stopped = failures.filter((f) => f.interrupted);
     if (stopped.length) {

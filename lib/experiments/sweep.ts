@@ -3,13 +3,11 @@
  * once. Two cores and a wasm backend without threads mean one process per core is the fastest layout;
  * separate processes also keep one run's crash or leak from touching the others.
  *
- * A job whose spec starts from another experiment's checkpoint (init kind 'experiment') waits for that
- * job of the same preset and seed; if that one fails, the dependent fails without starting. A finished job
- * (a summary.json that parses and matches its run.json) is skipped (the results store is the checkpoint of
- * the whole study), unless `force`, or a pending job starts from its checkpoint and that is missing. A job
- * with a resume state but no valid summary was killed mid-run and continues with --resume; any other
- * unfinished job starts again with --force (its folder is cleared). A
- * folder locked by a live process (another sweep, a manual run) fails its job without being touched.
+ * Which runs need running, and with --resume or --force, is decided by plan.ts (decideRuns), the same
+ * rules as a study submitted to Slurm (slurm.ts). A job whose spec starts from another experiment's
+ * checkpoint (init kind 'experiment') waits for that job of the same preset and seed; if that one fails,
+ * the dependent fails without starting. A folder locked by a live process (another sweep, a manual run)
+ * fails its job without being touched.
  *
  * Interrupted (SIGINT, SIGTERM), the sweep stops its children and waits for them before it returns; each
  * child also watches its parent (TOOLRL_PARENT_PID) and stops at its next step if the sweep dies unseen
@@ -19,22 +17,12 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { spawn } from 'child_process';
 import { ExperimentSpec } from './spec';
-import { Preset, getPreset } from './presets';
-import { getExperiment, listExperiments } from './configs';
-import { resultsDir } from './runner';
 import { formatDuration } from '../util/progress';
 import { lockHolder } from '../util/lock';
-import { checkpointDir, hasWeights, resumeDir, unfinishedReason } from './store';
+import { unfinishedReason } from './store';
+import { REPO_ROOT, RunAction, SweepJob, decideRuns, runArgs } from './plan';
 
-export interface SweepJob {
-  config: string;
-  seed: number;
-  preset: string;
-  /** The regime (lib/experiments/regimes.ts); the store folder of `out` is the preset's in it. */
-  regime: string;
-  /** The run's folder: data/results/<preset>/<config>/seed-<n> (the runner finds checkpoints of init runs from it). */
-  out: string;
-}
+export { planJobs, PlanOptions, SweepJob } from './plan';
 
 export interface SweepFailure {
   job: SweepJob;
@@ -69,9 +57,6 @@ export interface SweepOptions {
   signals?: NodeJS.Signals[];
 }
 
-/** The repository root: lib/experiments/ is two levels below it. */
-const REPO_ROOT = path.resolve(__dirname, '..', '..');
-
 /**
  * The default launcher: `node --import tsx lib/cli/main.ts run ...` from the repository root, told our pid
  * (TOOLRL_PARENT_PID) so that it stops if we die; SIGTERM when the sweep is interrupted.
@@ -94,14 +79,6 @@ export const childLauncher: Launcher = (_job, args, logFile, abort) => new Promi
   }
 });
 
-/** `dir` as the child (cwd: the repository root) should see it: relative inside the repository, so run.log names no machine path. */
-function childPath(dir: string): string {
-  const rel = path.relative(REPO_ROOT, path.resolve(dir));
-  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : path.resolve(dir);
-}
-
-const jobKey = (config: string, seed: number, preset: string, regime: string) => `${preset}:${regime}/${config}/seed-${seed}`;
-
 function tail(file: string, lines = 20): string {
   if (!fs.existsSync(file)) return '(no run.log)';
   return fs.readFileSync(file, 'utf8').replace(/\r/g, '\n').split('\n').filter((l) => l.trim()).slice(-lines).join('\n');
@@ -122,18 +99,11 @@ export function runSweep(jobs: SweepJob[], opts: SweepOptions = {}): Promise<Swe
   const concurrency = Math.max(1, Math.floor(opts.concurrency ?? 2));
   const launch = opts.launch ?? childLauncher;
   const log = opts.log ?? ((l: string) => process.stdout.write(l + '\n'));
-  const specOf = opts.specOf ?? getExperiment;
-  const byKey = new Map(jobs.map((j) => [jobKey(j.config, j.seed, j.preset, j.regime), j]));
-  if (byKey.size !== jobs.length) throw new Error('runSweep: the job list holds the same config/seed/preset twice');
-  // dependency of each job inside this sweep (outside it, the runner checks the checkpoint itself)
-  const dep = new Map<SweepJob, SweepJob | undefined>();
-  for (const j of jobs) {
-    const init = specOf(j.config).init;
-    dep.set(j, init.kind === 'experiment' ? byKey.get(jobKey(init.name, j.seed, j.preset, j.regime)) : undefined);
-  }
-
-  const state = new Map<SweepJob, 'pending' | 'running' | 'ok' | 'failed'>(jobs.map((j) => [j, 'pending']));
-  const rerun = new Set<SweepJob>(); // finished runs that run again for their checkpoint (never resumed)
+  // skip / resume / fresh, and the init job of each: the same decisions as a Slurm submission (plan.ts)
+  const decisions = decideRuns(jobs, { force: opts.force, specOf: opts.specOf, log });
+  const action = new Map<SweepJob, RunAction>(decisions.map((d) => [d.job, d.action]));
+  const dep = new Map<SweepJob, SweepJob | undefined>(decisions.map((d) => [d.job, d.init]));
+  const state = new Map<SweepJob, 'pending' | 'running' | 'ok' | 'failed'>(jobs.map((j) => [j, action.get(j) === 'skip' ? 'ok' : 'pending']));
   const failures: SweepFailure[] = [];
   const durations = new Map<string, number[]>(); // config -> seconds of its finished runs
   const width = String(jobs.length).length;
@@ -159,28 +129,6 @@ export function runSweep(jobs: SweepJob[], opts: SweepOptions = {}): Promise<Swe
     if (showLog) log(`  last lines of ${logFile}:\n${f.logTail.split('\n').map((l) => '    ' + l).join('\n')}`);
   };
 
-  // Finished runs are settled before anything starts, and reported in one line rather than one per run.
-  // Checkpoints are not committed (megabytes each), so in a fresh clone a finished init run may lack the
-  // weights its pending dependent starts from: such a run runs again (deterministic, so its results come
-  // out as committed), and so on up the chain of inits.
-  let skipped = 0;
-  if (!opts.force) {
-    for (const j of jobs) if (unfinishedReason(j.out) === null) state.set(j, 'ok');
-    for (let changed = true; changed;) {
-      changed = false;
-      for (const j of jobs) {
-        const d = dep.get(j);
-        if (state.get(j) !== 'pending' || !d || state.get(d) !== 'ok' || hasWeights(checkpointDir(d.out))) continue;
-        state.set(d, 'pending');
-        rerun.add(d);
-        changed = true;
-        log(`re-running ${d.config} seed ${d.seed}: finished, but ${j.config} starts from its checkpoint, which is not here ` +
-          `(checkpoints are not committed)`);
-      }
-    }
-    skipped = jobs.filter((j) => state.get(j) === 'ok').length;
-    if (skipped) log(`skipped ${skipped} of ${jobs.length} run(s): finished (summary.json matches run.json)`);
-  }
   const aborter = new AbortController();
   let interrupted: string | null = null;
 
@@ -212,9 +160,8 @@ export function runSweep(jobs: SweepJob[], opts: SweepOptions = {}): Promise<Swe
         return;
       }
       fs.mkdirSync(j.out, { recursive: true });
-      const resume = !opts.force && !rerun.has(j) && resumeDir(j.out) !== null;
-      const args = ['run', '--config', j.config, '--preset', j.preset, '--regime', j.regime, '--seed', String(j.seed), '--out', childPath(j.out),
-        resume ? '--resume' : '--force', ...(opts.extraArgs ?? [])];
+      const resume = action.get(j) === 'resume';
+      const args = runArgs(j, resume ? 'resume' : 'fresh', opts.extraArgs ?? []);
       const logFile = path.join(j.out, 'run.log');
       if (!resume) fs.writeFileSync(logFile, ''); // a resumed run appends to the log of the killed one
       state.set(j, 'running');
@@ -268,38 +215,4 @@ export function runSweep(jobs: SweepJob[], opts: SweepOptions = {}): Promise<Swe
     };
     pump();
   });
-}
-
-export interface PlanOptions {
-  /** Only these configs (plus what they start from); default the regime's study (Regime.groups). */
-  only?: string[];
-  /** Only these seeds (default: the preset's seeds). */
-  seeds?: number[];
-  root?: string;
-  specs?: ExperimentSpec[];
-}
-
-/** The jobs of a study: configs x preset seeds, each preceded by the runs its init needs. */
-export function planJobs(preset: Preset | string, opts: PlanOptions = {}): SweepJob[] {
-  const p = typeof preset === 'string' ? getPreset(preset) : preset;
-  const specs = opts.specs ?? listExperiments();
-  const find = (name: string, what: string) => {
-    const s = specs.find((x) => x.name === name);
-    if (!s) throw new Error(`${what}: unknown config "${name}" (known: ${specs.map((x) => x.name).join(', ')})`);
-    return s;
-  };
-  const selected = opts.only && opts.only.length ? opts.only.map((n) => find(n, '--only')) : specs.filter((s) => p.regime.groups.includes(s.group));
-  const jobs: SweepJob[] = [];
-  const seen = new Set<string>();
-  const add = (s: ExperimentSpec, seed: number, chain: string[]) => {
-    if (chain.includes(s.name)) throw new Error(`config "${s.name}": init dependency cycle ${[...chain, s.name].join(' -> ')}`);
-    const key = jobKey(s.name, seed, p.name, p.regime.name);
-    if (seen.has(key)) return;
-    if (s.init.kind === 'experiment') add(find(s.init.name, `config "${s.name}" init`), seed, [...chain, s.name]);
-    seen.add(key);
-    jobs.push({ config: s.name, seed, preset: p.name, regime: p.regime.name, out: resultsDir(p.store, s.name, seed, opts.root) });
-  };
-  // seed-major: every config of seed 1 first, so an interrupted study still has one complete seed
-  for (const seed of opts.seeds ?? p.seeds) for (const s of selected) add(s, seed, []);
-  return jobs;
 }

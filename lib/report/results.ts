@@ -142,8 +142,9 @@ export function loadResults(preset: string, root = DEFAULT_RESULTS_ROOT, specs: 
   store.branches = loadBranches(path.join(presetDir, 'branches'));
   const known = new Set(specs.map((s) => s.name));
   for (const entry of fs.readdirSync(presetDir, { withFileTypes: true })) {
-    // `report/` is where the report itself goes by default; anything else unknown is worth a note.
-    if (entry.isDirectory() && !known.has(entry.name) && entry.name !== 'report' && entry.name !== 'branches') store.unknown.push(entry.name);
+    // `report/` is where the report itself goes by default, `slurm/` the scripts and logs of `reproduce --slurm`;
+    // anything else unknown is worth a note.
+    if (entry.isDirectory() && !known.has(entry.name) && !['report', 'branches', 'slurm'].includes(entry.name)) store.unknown.push(entry.name);
   }
   for (const spec of specs) {
     const dir = path.join(presetDir, spec.name);
