@@ -14,9 +14,11 @@ import * as fs from 'fs';
 import * as path from 'path';
 import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
+import { quietTfjs } from './util/quiet-tfjs';
 
 export type BackendName = 'tensorflow' | 'wasm' | 'cpu';
 const KNOWN: BackendName[] = ['tensorflow', 'wasm', 'cpu'];
+quietTfjs();
 
 let chosen: BackendName | null = null;
 

@@ -5,13 +5,35 @@
  * an Rng, so a run is a pure function of its seed. tfjs's own seeded ops treat seed 0 as "random",
  * which is one reason we never hand seeds to tfjs.
  */
+/** Seeds a run accepts: integers in [0, SEED_MAX] (written in decimal on the command line). */
+export const SEED_MAX = 2 ** 32 - 1;
+
+/** Throws naming `what` unless `seed` is an integer in [0, SEED_MAX]. */
+export function checkSeed(seed: unknown, what = 'seed'): number {
+  if (typeof seed !== 'number' || !Number.isInteger(seed) || seed < 0 || seed > SEED_MAX) {
+    throw new Error(`${what} must be an integer in [0, ${SEED_MAX}], got ${typeof seed === 'string' ? JSON.stringify(seed) : seed}`);
+  }
+  return seed;
+}
+
 export class Rng {
   private state: number;
 
+  /**
+   * `seed`: any safe integer. Seeds that fit in 32 bits (as uint32 or int32: -2^31 .. 2^32 - 1) are mixed exactly
+   * as they always were, so committed results keep their streams; above that the high word is mixed in as
+   * well, so 2^32 + 1 and 1 give unrelated streams instead of the same one.
+   */
   constructor(seed: number) {
-    if (!Number.isFinite(seed)) throw new Error(`Rng: seed must be a finite number, got ${seed}`);
+    if (!Number.isSafeInteger(seed)) throw new Error(`Rng: seed must be a safe integer, got ${seed}`);
     // splitmix32 scramble so that nearby seeds (0, 1, 2...) give unrelated streams.
-    let z = (Math.floor(seed) + 0x9e3779b9) | 0;
+    const hi = Math.floor(seed / 4294967296); // seed = hi * 2^32 + lo, both exact for a safe integer
+    const lo = seed - hi * 4294967296;
+    let z = (lo + 0x9e3779b9) | 0;
+    if (seed < -0x80000000 || seed > 0xffffffff) {
+      const h = hi | 0; // |hi| < 2^21
+      z = Math.imul(z ^ Math.imul(h ^ (h >>> 16), 0x7feb352d), 0x846ca68b) ^ 0x5bd1e995;
+    }
     z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
     z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
     this.state = (z ^ (z >>> 16)) >>> 0;

@@ -1,8 +1,12 @@
-// The command line's small contracts, in process: the progress bar's last line, aligned help, and strict
-// argument parsing.
+// The command line's small contracts: the progress bar's last line, aligned help, strict argument parsing (in
+// process), and the error contract of every command (spawned): exit 2, one line naming the flag, no backend.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { ProgressBar } from '../lib/util/progress';
 import { CommandSpec, UsageError, commandHelp, parseArgs, positiveInt } from '../lib/cli/args';
 
@@ -55,4 +59,63 @@ test('arguments: errors are UsageErrors without a command prefix; --limit must b
   assert.throws(() => parseArgs(SPEC, ['--split', 'x']), (e: Error) => e instanceof UsageError && e.message.startsWith('--split must be one of'));
   assert.equal(parseArgs(SPEC, ['--limit', '2']).limit, 2);
   for (const bad of [-1, 0, 1.5]) assert.throws(() => positiveInt('--limit', bad), /--limit must be an integer >= 1/);
+});
+
+// ---- the command line's error contract, spawned as a user runs it ----------------------------------------
+
+const REPO = path.resolve(__dirname, '..');
+
+/** `toolrl ...` to completion (90 s at most: an error that does not come is a failure, not a wait). */
+function toolrl(args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO, 'lib', 'cli', 'main.ts'), ...args],
+    { cwd: REPO, encoding: 'utf8', timeout: 90_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+test('argument and input errors: exit 2 before any backend starts, one stderr line naming the flag', () => {
+  const none = path.join(os.tmpdir(), `toolrl-cli-missing-${process.pid}`);
+  const cases: [string[], string][] = [
+    [['eval', '--checkpoint', none], `--checkpoint: checkpoint: directory not found: ${none}`],
+    [['eval', '--policy', 'teacher', '--data', none], '--data:'],
+    [['eval', '--checkpoint', 'data/checkpoints/base', '--limit', '0x2'], '--limit must be a decimal number'],
+    [['bench', '--model', '0x0x0'], '--model 0x0x0: the width D must be an integer in [1, 1024], got 0'],
+    [['bench', '--model', '64x0x2'], '--model 64x0x2: the layer count L'],
+    [['bench', '--model', '64x2x3'], '--model 64x2x3: the width D (64) must be a multiple of the head count H (3)'],
+    [['bench', '--runs', '0'], '--runs must be an integer >= 1'],
+    [['calibrate'], '--checkpoint DIR is required'],
+    [['calibrate', '--checkpoint', none], '--checkpoint: checkpoint: directory not found'],
+    [['run', '--config', 'vanilla-rl', '--seed', '0x10', '--out', none], '--seed must be an integer in [0, 4294967295]'],
+    [['run', '--config', 'vanilla-rl', '--init', none, '--out', none], `${none}, which has no model.json`],
+    [['run', '--config', 'vanilla-rl', '--data', none, '--out', none], `${none}/vocab.json`],
+    [['run', '--config', 'vanilla-rl', '--set', 'grpo.groupSize=100000', '--out', none], 'grpo.groupSize must be at most 64'],
+    [['reproduce', '--seeds', 'one'], '--seeds must be an integer'],
+    [['report', '--results', none], `--results ${none}: no results store`],
+  ];
+  for (const [args, named] of cases) {
+    const r = toolrl(args);
+    const what = `toolrl ${args.join(' ')}`;
+    assert.equal(r.status, 2, `${what}: ${r.stderr}`);
+    const lines = r.stderr.split('\n').filter(Boolean);
+    assert.equal(lines.length, 1, `${what}: one line, got ${r.stderr}`);
+    assert.ok(lines[0].startsWith(`toolrl ${args[0]}: error: `), `${what}: ${lines[0]}`);
+    assert.ok(!lines[0].includes(`${args[0]}: ${args[0]}:`), `${what}: the command named twice: ${lines[0]}`);
+    assert.ok(lines[0].includes(named), `${what}: names ${named}: ${lines[0]}`);
+    assert.ok(!/tfjs backend/.test(r.stderr + r.stdout), `${what}: a backend started`);
+    assert.ok(!fs.existsSync(none), `${what}: created ${none}`);
+  }
+});
+
+test('tfjs says nothing of its own: no "running TensorFlow.js in Node.js" banner from the pure-JS backend', async () => {
+  const warned: string[] = [];
+  const warn = console.warn;
+  console.warn = (...a: unknown[]) => { warned.push(a.join(' ')); };
+  try {
+    const { initBackend } = await import('../lib/backend');
+    const tf = await import('@tensorflow/tfjs');
+    await initBackend({ backend: 'cpu' });
+    tf.tidy(() => tf.add(tf.tensor1d([1, 2]), 1).dataSync());
+  } finally {
+    console.warn = warn;
+  }
+  assert.deepEqual(warned.filter((w) => /TensorFlow\.js in Node\.js/.test(w)), []);
 });

@@ -34,6 +34,24 @@ test('lib imports name files, never folders', () => {
   assert.deepEqual(bad, []);
 });
 
+// tslab's TypeScript crashes in declaration emit ("Cannot read properties of undefined (reading 'parent')") on a
+// side-effect-only import of a local file (`import './x';`), which fails the first cell of every notebook that
+// imports the file's importer. Packages (`import '@tensorflow/tfjs-backend-wasm'`) are fine.
+test('lib never imports a local file for its side effects only', () => {
+  const bad: string[] = [];
+  const walk = (dir: string) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (p.endsWith('.ts')) {
+        for (const m of fs.readFileSync(p, 'utf8').matchAll(/^import\s+['"](\.[^'"]*)['"]/gm)) bad.push(`${p}: ${m[1]}`);
+      }
+    }
+  };
+  walk('lib');
+  assert.deepEqual(bad, []);
+});
+
 // docs/design.md C: dependencies point one way. A file may import its own layer or a lower one; train and
 // diagnostics use each other (the trainer logs the probe, calibration runs rollouts).
 const LAYER: Record<string, number> = {

@@ -77,11 +77,14 @@ describe('checkpoint', () => {
     assert.throws(() => loadCheckpoint(dir), /overlap in .*weights\.bin/);
     fs.writeFileSync(jsonFile, '{"format": "toolrl-gpt-v1", "con');
     assert.throws(() => loadCheckpoint(dir), new RegExp(`${esc(jsonFile)} is not valid JSON`));
-    withJson(() => undefined);
     const nan = Buffer.from(goodBin);
     nan.writeFloatLE(NaN, 8);
     fs.writeFileSync(binFile, nan);
+    withJson(() => undefined);
+    assert.throws(() => loadCheckpoint(dir), new RegExp(`${esc(binFile)} is corrupt: its SHA-256`)); // the content hash
+    withJson((j) => delete j.weightsSha256); // a checkpoint of before hashes: the weights themselves are checked
     assert.throws(() => loadCheckpoint(dir), new RegExp(`in ${esc(binFile)} holds a non-finite value \\(NaN\\) at index 2`));
+    withJson(() => undefined);
     fs.writeFileSync(binFile, goodBin.subarray(0, goodBin.byteLength - 4));
     assert.throws(() => loadCheckpoint(dir), new RegExp(`${esc(binFile)} has ${goodBin.byteLength - 4} bytes`));
     fs.writeFileSync(binFile, goodBin);

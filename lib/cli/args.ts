@@ -2,12 +2,17 @@
  * A small, strict command-line parser: `toolrl <command> [--opt value] [--flag] [--set k=v ...]`.
  *
  * Strict on purpose: an unknown option or a bad value exits non-zero with a message that names the
- * argument, instead of silently running a different experiment than the one the user asked for.
+ * argument, instead of silently running a different experiment than the one the user asked for. Numbers are
+ * decimal only (`0x10`, `0b1` and an empty string are not numbers here, whatever JavaScript's Number() says),
+ * and seeds are integers in [0, 2^32 - 1] written in digits: `--seed 4294967297` is refused rather than run as
+ * another seed's twin.
  */
+import { InputError } from '../util/errors';
+import { SEED_MAX } from '../prng';
 
 export interface OptionSpec {
   /** Takes a value (`--split id`) or is a boolean flag (`--json`). */
-  kind: 'string' | 'number' | 'flag' | 'list';
+  kind: 'string' | 'number' | 'seed' | 'flag' | 'list';
   /** Allowed values for a string option. */
   choices?: string[];
   help: string;
@@ -18,10 +23,29 @@ export interface CommandSpec {
   name: string;
   summary: string;
   options: Record<string, OptionSpec>;
+  /** Printed after the options by --help (e.g. the exit codes). */
+  notes?: string;
 }
 
 /** A bad command line or config: exits 2, before any work starts (and before the backend line). */
-export class UsageError extends Error {}
+export class UsageError extends InputError {}
+
+/** A number written in decimal (optionally signed, with a fraction and an exponent): `3e-4`, `-1`, `0.5`. */
+const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+
+/** `text` as a decimal number, or undefined when it is not one. */
+export function decimalNumber(text: string): number | undefined {
+  if (!DECIMAL.test(text)) return undefined;
+  const n = Number(text);
+  return Number.isFinite(n) ? n : undefined;
+}
+
+/** `text` as a seed (digits only, in [0, 2^32 - 1]), or a UsageError naming `option`. */
+export function parseSeed(option: string, text: string): number {
+  const n = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!(n <= SEED_MAX)) throw new UsageError(`${option} must be an integer in [0, ${SEED_MAX}] written in decimal digits, got "${text}"`);
+  return n;
+}
 
 /** A subcommand: its option spec and what it does with the parsed options. */
 export interface Command {
@@ -67,9 +91,11 @@ export function parseArgs(spec: CommandSpec, argv: string[]): ParsedArgs {
       throw new UsageError(`--${key} needs a value`);
     }
     if (opt.kind === 'number') {
-      const n = Number(value);
-      if (!Number.isFinite(n)) throw new UsageError(`--${key} must be a number, got "${value}"`);
+      const n = decimalNumber(value);
+      if (n === undefined) throw new UsageError(`--${key} must be a decimal number, got "${value}"`);
       out[key] = n;
+    } else if (opt.kind === 'seed') {
+      out[key] = parseSeed(`--${key}`, value);
     } else if (opt.kind === 'list') {
       (out[key] as string[]).push(value);
     } else {
@@ -92,18 +118,23 @@ export function commandHelp(spec: CommandSpec): string {
   });
   const width = Math.max(0, ...entries.map((e) => e.left.length)) + 2;
   for (const e of entries) lines.push(e.left.padEnd(width) + e.right);
+  if (spec.notes) lines.push('', spec.notes);
   return lines.join('\n');
 }
 
-/** `value` as an integer >= 1, or a UsageError naming the option. */
-export function positiveInt(option: string, value: unknown): number {
+/** `value` as an integer >= 1 (and <= max), or a UsageError naming the option. */
+export function positiveInt(option: string, value: unknown, max = Infinity): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
     throw new UsageError(`${option} must be an integer >= 1, got ${value}`);
   }
+  if (value > max) throw new UsageError(`${option} must be at most ${max}, got ${value}`);
   return value;
 }
 
-/** Parse repeated `--set key=value` overrides into an object (numbers and booleans typed). */
+/**
+ * Parse repeated `--set key=value` overrides into an object (decimal numbers and booleans typed; a seed field,
+ * `grpo.seed` or `sft.seed`, must be a seed in digits).
+ */
 export function parseOverrides(items: string[]): Record<string, string | number | boolean> {
   const out: Record<string, string | number | boolean> = {};
   for (const item of items) {
@@ -111,9 +142,9 @@ export function parseOverrides(items: string[]): Record<string, string | number 
     if (eq <= 0) throw new UsageError(`--set expects key=value, got "${item}"`);
     const key = item.slice(0, eq);
     const raw = item.slice(eq + 1);
-    if (raw === 'true' || raw === 'false') out[key] = raw === 'true';
-    else if (raw !== '' && Number.isFinite(Number(raw))) out[key] = Number(raw);
-    else out[key] = raw;
+    if (/(^|\.)seed$/.test(key)) out[key] = parseSeed(`--set ${key}`, raw);
+    else if (raw === 'true' || raw === 'false') out[key] = raw === 'true';
+    else out[key] = decimalNumber(raw) ?? raw;
   }
   return out;
 }

@@ -23,6 +23,7 @@ import { loadTasks } from '../envs/data';
 import { Episode } from '../envs/episode';
 import { rollout } from '../train/rollout';
 import { BASE_CHECKPOINT } from '../experiments/configs';
+import { UsageError } from './args';
 
 export interface BenchReport {
   backend: string;
@@ -44,11 +45,22 @@ export interface BenchReport {
   runs: number;
 }
 
-/** "128x4x4" -> { nEmbd: 128, nLayer: 4, nHead: 4 }. */
+/** The largest model `--model` accepts: past these a benchmark on two cores would not finish in a day. */
+export const MODEL_BOUNDS = { nEmbd: 1024, nLayer: 24, nHead: 64 };
+
+/** "128x4x4" -> { nEmbd: 128, nLayer: 4, nHead: 4 }; errors (UsageError) name --model and the bad part. */
 export function parseModelShape(spec: string): { nEmbd: number; nLayer: number; nHead: number } {
   const m = /^(\d+)x(\d+)x(\d+)$/.exec(spec.trim());
-  if (!m) throw new Error(`bench: --model must look like DxLxH (e.g. 128x4x4), got ${JSON.stringify(spec)}`);
-  return { nEmbd: Number(m[1]), nLayer: Number(m[2]), nHead: Number(m[3]) };
+  if (!m) throw new UsageError(`--model must look like DxLxH (e.g. 128x4x4), got ${JSON.stringify(spec)}`);
+  const shape = { nEmbd: Number(m[1]), nLayer: Number(m[2]), nHead: Number(m[3]) };
+  const part = { nEmbd: 'width D', nLayer: 'layer count L', nHead: 'head count H' } as const;
+  for (const k of ['nEmbd', 'nLayer', 'nHead'] as const) {
+    if (!(shape[k] >= 1 && shape[k] <= MODEL_BOUNDS[k])) {
+      throw new UsageError(`--model ${spec}: the ${part[k]} must be an integer in [1, ${MODEL_BOUNDS[k]}], got ${shape[k]}`);
+    }
+  }
+  if (shape.nEmbd % shape.nHead !== 0) throw new UsageError(`--model ${spec}: the width D (${shape.nEmbd}) must be a multiple of the head count H (${shape.nHead})`);
+  return shape;
 }
 
 function median(xs: number[]): number {

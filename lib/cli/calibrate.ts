@@ -2,9 +2,10 @@
  * `toolrl calibrate --checkpoint DIR`: what GRPO will see from this starting policy (lib/experiments/calibrate.ts),
  * printed as a table and written to DIR/calibration.json.
  */
-import * as fs from 'fs';
 import * as path from 'path';
-import { Command } from './args';
+import { Command, UsageError, positiveInt } from './args';
+import { checkCheckpointArg, inputOf } from './inputs';
+import { writeFileAtomic } from '../util/atomic';
 import { initBackend, activeBackend } from '../backend';
 import { loadTokenizer } from '../format/tokenizer';
 import { loadCheckpoint } from '../model/checkpoint';
@@ -22,7 +23,7 @@ export const calibrateCommand: Command = {
       checkpoint: { kind: 'string', help: 'checkpoint folder (model.json + weights.bin)' },
       tasks: { kind: 'number', help: 'training tasks sampled, in groups of 8', default: defaultCalibrationConfig.tasks },
       'eval-limit': { kind: 'number', help: 'test tasks per category for the greedy evaluations (0 = all)', default: 0 },
-      seed: { kind: 'number', help: 'sampling seed', default: 1 },
+      seed: { kind: 'seed', help: 'sampling seed, an integer in [0, 4294967295]', default: 1 },
       regime: { kind: 'string', choices: REGIMES, help: 'whose pre-registered targets to check (lib/experiments/regimes.ts)', default: DEFAULT_REGIME },
       json: { kind: 'flag', help: 'print the report as JSON' },
       backend: { kind: 'string', choices: ['tensorflow', 'wasm', 'cpu'], help: 'tfjs backend (default: automatic)' },
@@ -31,22 +32,24 @@ export const calibrateCommand: Command = {
   },
   async run(args) {
     const dir = args.checkpoint as string | undefined;
-    if (dir === undefined) throw new Error('calibrate: --checkpoint DIR is required');
-    for (const k of ['tasks', 'eval-limit', 'seed']) {
-      const v = args[k] as number;
-      if (!Number.isInteger(v) || v < (k === 'eval-limit' ? 0 : 1)) throw new Error(`calibrate: --${k} must be a ${k === 'eval-limit' ? 'non-negative' : 'positive'} integer, got ${v}`);
-    }
+    if (dir === undefined) throw new UsageError('--checkpoint DIR is required');
+    positiveInt('--tasks', args.tasks, 300); // the training split holds 300 tasks
+    const evalLimit = args['eval-limit'] as number;
+    if (!Number.isInteger(evalLimit) || evalLimit < 0) throw new UsageError(`--eval-limit must be an integer >= 0, got ${evalLimit}`);
     const full = getPreset('full', args.regime as string); // targets, and the prompts per step of its study
-    await initBackend({ backend: args.backend as string | undefined, verbose: !args.json });
     const dataDir = args.data as string;
+    // every input before the backend starts: the checkpoint's files (and hash), the four splits
+    checkCheckpointArg(dir, dataDir);
+    const splits = inputOf('--data', () => ({
+      train: loadTasks('train', dataDir), id: loadTasks('test', dataDir),
+      formatOod: loadTasks('format_ood', dataDir), contentOod: loadTasks('content_ood', dataDir),
+    }));
+    await initBackend({ backend: args.backend as string | undefined, verbose: !args.json });
     const tok = loadTokenizer(path.join(dataDir, 'vocab.json'));
     const { model } = loadCheckpoint(dir, { expectVocabFingerprint: tok.fingerprint });
     const progress: { bar: ProgressBar | null; phase: string } = { bar: null, phase: '' }; // one bar per phase
     try {
-      const report = calibrate(model, tok, {
-        train: loadTasks('train', dataDir), id: loadTasks('test', dataDir),
-        formatOod: loadTasks('format_ood', dataDir), contentOod: loadTasks('content_ood', dataDir),
-      }, { tasks: args.tasks as number, evalPerCategory: args['eval-limit'] as number, seed: args.seed as number },
+      const report = calibrate(model, tok, splits, { tasks: args.tasks as number, evalPerCategory: args['eval-limit'] as number, seed: args.seed as number },
       (name, done, total) => {
         if (name !== progress.phase) {
           progress.bar?.finish();
@@ -58,8 +61,7 @@ export const calibrateCommand: Command = {
       progress.bar?.finish();
       const out = { checkpoint: dir, backend: activeBackend(), regime: full.regime.name, ...report };
       const file = path.join(dir, 'calibration.json');
-      fs.writeFileSync(file + '.tmp', JSON.stringify(out, null, 1) + '\n');
-      fs.renameSync(file + '.tmp', file);
+      writeFileAtomic(file, JSON.stringify(out, null, 1) + '\n');
       process.stdout.write(args.json ? JSON.stringify(out, null, 2) + '\n' : formatCalibration(report) + `\nwrote ${file}\n`);
     } finally {
       model.dispose();

@@ -3,17 +3,21 @@
  */
 import * as path from 'path';
 import { Command, UsageError, parseOverrides, positiveInt } from './args';
+import { checkCheckpointArg, inputOf } from './inputs';
+import { EXIT_HELP } from '../util/errors';
+import { loadTokenizer } from '../format/tokenizer';
 import { initBackend } from '../backend';
 import { PRESETS, getPreset } from '../experiments/presets';
 import { DEFAULT_REGIME, REGIMES } from '../experiments/regimes';
 import { getExperiment, listExperiments } from '../experiments/configs';
-import { resultsDir, runExperiment, splitSyntax, validateRun, RunOptions } from '../experiments/runner';
-import { runEval, formatEval, EvalSplit } from './eval';
+import { planRun, resultsDir, runExperiment, splitSyntax, RunOptions } from '../experiments/runner';
+import { runEval, formatEval, splitTasks, EvalSplit } from './eval';
 import { branchResultsDir } from '../experiments/branch';
-import { runBench, formatBench } from './bench';
+import { runBench, formatBench, parseModelShape } from './bench';
 import { writeDataset } from '../envs/data';
 import { reproduceCommand, reportCommand } from './reproduce';
 import { calibrateCommand } from './calibrate';
+import { pointsCommand } from './points';
 
 const SPLITS = ['id', 'format_ood', 'content_ood', 'format_content_ood'];
 
@@ -54,9 +58,13 @@ const evalCmd: Command = {
       throw new UsageError('--constrained and --json-start need --checkpoint');
     }
     const limit = args.limit === undefined ? 0 : positiveInt('--limit', args.limit);
+    const show = args.show === undefined ? 0 : positiveInt('--show', args.show);
     if (args['json-start'] && splitSyntax(args.split as string) === 'python') {
       throw new UsageError(`--json-start applies to JSON calls, not to ${args.split}'s python syntax`);
     }
+    // every input checked before the backend starts: the split's tasks and the checkpoint's files
+    inputOf('--data', () => splitTasks(args.split as EvalSplit, args.data as string));
+    if (args.checkpoint !== undefined) checkCheckpointArg(args.checkpoint as string, args.data as string);
     if (args.checkpoint !== undefined) await initBackend({ backend: args.backend as string | undefined, verbose: !args.json });
     const res = await runEval({
       checkpoint: args.checkpoint as string | undefined,
@@ -66,7 +74,7 @@ const evalCmd: Command = {
       jsonStart: Boolean(args['json-start']),
       dataDir: args.data as string,
       progress: true,
-      show: args.show === undefined ? 0 : positiveInt('--show', args.show),
+      show,
     });
     process.stdout.write(args.json ? JSON.stringify(res, null, 2) + '\n' : formatEval(res) + '\n');
   },
@@ -86,9 +94,13 @@ const bench: Command = {
     },
   },
   async run(args) {
+    const runs = positiveInt('--runs', args.runs, 100);
+    const prompts = positiveInt('--prompts', args.prompts, 64);
+    if (args.model !== undefined) parseModelShape(args.model as string);
+    inputOf('--data', () => { loadTokenizer(path.join(args.data as string, 'vocab.json')); splitTasks('id', args.data as string); });
     await initBackend({ backend: args.backend as string | undefined, verbose: !args.json });
     const res = runBench({
-      runs: args.runs as number, dataDir: args.data as string, model: args.model as string | undefined, prompts: args.prompts as number,
+      runs, dataDir: args.data as string, model: args.model as string | undefined, prompts,
       log: (msg) => process.stderr.write(`[bench] ${msg}\n`),
     });
     process.stdout.write(args.json ? JSON.stringify(res, null, 2) + '\n' : formatBench(res) + '\n');
@@ -99,17 +111,20 @@ const run: Command = {
   spec: {
     name: 'run',
     summary: 'one experiment: metrics.jsonl, summary.json, checkpoint (see --list)',
+    notes: 'The output folder is the tool\'s only where it holds a run.json of ours: a fresh run refuses a folder with other ' +
+      'files and no run.json, and --force removes only the entries a run writes (run.json, metrics.jsonl, rollouts.jsonl, ' +
+      'rollouts-sample.jsonl, summary.json, checkpoint/, best/, resume*/, branches/), never anything else.\n' + EXIT_HELP,
     options: {
       config: { kind: 'string', help: 'experiment name (toolrl run --list)' },
       preset: { kind: 'string', choices: PRESETS, help: 'size preset', default: 'quick' },
       regime: { kind: 'string', choices: REGIMES, help: 'which base the config starts from (strong: data/checkpoints/base, ' +
         'instruct: data/checkpoints/instruct)', default: DEFAULT_REGIME },
-      seed: { kind: 'number', help: 'seed of the run', default: 1 },
+      seed: { kind: 'seed', help: 'seed of the run, an integer in [0, 4294967295]', default: 1 },
       set: { kind: 'list', help: 'override a config field: --set grpo.lr=3e-4 (repeatable)' },
       out: { kind: 'string', help: 'output folder (default data/results/<store>/<config>/seed-<n>, store = the preset, ' +
         'with -instruct in that regime; a branch goes under data/results/<store>/branches/)' },
       resume: { kind: 'flag', help: 'continue a killed run from OUT/resume/ (only the same run)' },
-      force: { kind: 'flag', help: 'clear an output folder that holds results and start again' },
+      force: { kind: 'flag', help: 'remove the results a run wrote in the output folder (nothing else) and start again' },
       init: { kind: 'string', help: 'start from this checkpoint folder instead of the config\'s initial policy' },
       branch: { kind: 'string', help: 'continue the run in this folder from its branch point --at STEP under --config' },
       at: { kind: 'number', help: 'the global RL step of the --branch point' },
@@ -125,7 +140,6 @@ const run: Command = {
     }
     if (args.config === undefined) throw new UsageError('--config NAME is required (see toolrl run --list)');
     const seed = args.seed as number;
-    if (!Number.isInteger(seed) || seed < 1) throw new UsageError(`--seed must be an integer >= 1, got ${seed}`);
     let spec;
     try {
       spec = getExperiment(args.config as string);
@@ -140,13 +154,10 @@ const run: Command = {
       (branch ? branchResultsDir(preset.store, spec.name, branch.from, branch.step) : resultsDir(preset.store, spec.name, seed));
     const opts: RunOptions = { preset, seed, out, overrides, resume: Boolean(args.resume), force: Boolean(args.force),
       initCheckpoint: args.init as string | undefined, branch, dataDir: args.data as string, shouldStop: parentWatch() };
-    try {
-      validateRun(spec, opts); // every option and config, before the backend starts and the folder is touched
-    } catch (e) {
-      throw new UsageError((e as Error).message);
-    }
+    // every option, config, bound and input file, before the backend starts and the folder is touched
+    const plan = planRun(spec, opts);
     await initBackend({ backend: args.backend as string | undefined, verbose: true });
-    const summary = await runExperiment(spec, opts);
+    const summary = await runExperiment(spec, opts, plan);
     // the path as the user gave it: absolute stays absolute, relative stays relative
     process.stdout.write(`wrote ${path.join(out, 'summary.json')}\n`);
     const id = summary.eval.id;
@@ -170,4 +181,4 @@ function parentWatch(): (() => string | null) | undefined {
   return () => (process.ppid !== want ? `the process that started this run (pid ${want}) has ended` : null);
 }
 
-export const COMMANDS: Command[] = [data, evalCmd, calibrateCommand, bench, run, reproduceCommand, reportCommand];
+export const COMMANDS: Command[] = [data, evalCmd, calibrateCommand, bench, run, reproduceCommand, reportCommand, pointsCommand];

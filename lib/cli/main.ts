@@ -7,10 +7,13 @@
  *   toolrl run    --config NAME [--preset P] [--seed N] [--set k=v ...] [--out DIR]
  *   toolrl reproduce [--preset smoke|quick|full] [--out DIR]
  *
- * Errors go to stderr in one style, `toolrl <command>: error: <what>`, and name what was wrong: bad
- * arguments or configs exit 2 (before any work starts), failures while working exit 1.
+ * Errors go to stderr in one style, one line, `toolrl <command>: error: <what>`, and name what was wrong: bad
+ * arguments, configs or input files exit 2 (before any backend starts), each other kind of refusal has its own
+ * code (lib/util/errors.ts EXIT: 3 folder in use, 4 folder holds results, 5 not a run folder, 6 nothing to
+ * resume), failures while working exit 1.
  */
-import { UsageError, commandHelp, parseArgs } from './args';
+import { commandHelp, parseArgs } from './args';
+import { exitCodeOf } from '../util/errors';
 import { COMMANDS } from './commands';
 
 function usage(): string {
@@ -40,9 +43,9 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
-    process.stderr.write(`toolrl ${name}: error: ${msg}\n`);
+    process.stderr.write(`toolrl ${name}: error: ${msg.replace(/\s*\n\s*/g, ' ')}\n`); // one line, whatever the message
     if (process.env.TOOLRL_DEBUG && err instanceof Error && err.stack) process.stderr.write(err.stack + '\n');
-    return err instanceof UsageError ? 2 : 1;
+    return exitCodeOf(err);
   }
 }
 

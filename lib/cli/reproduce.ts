@@ -8,7 +8,8 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { Command, UsageError } from './args';
+import { Command, UsageError, parseSeed } from './args';
+import { EXIT_HELP } from '../util/errors';
 import { PRESETS, getPreset } from '../experiments/presets';
 import { DEFAULT_RESULTS_ROOT } from '../experiments/store';
 import { DEFAULT_REGIME, REGIMES } from '../experiments/regimes';
@@ -46,10 +47,12 @@ export const reproduceCommand: Command = {
   spec: {
     name: 'reproduce',
     summary: 'run the missing experiments of the study (all seeds), then build and print the report',
+    notes: 'A run folder with files the tool did not write keeps them: --force removes only the entries a run writes ' +
+      '(toolrl run --help); a folder with such files and no run.json fails its job (exit 5) untouched.\n' + EXIT_HELP,
     options: {
       ...common,
       only: { kind: 'string', help: 'comma-separated configs (plus what they start from), e.g. vanilla-rl,ets' },
-      seeds: { kind: 'string', help: 'comma-separated seeds (default: the preset\'s), e.g. 1' },
+      seeds: { kind: 'string', help: 'comma-separated seeds in [0, 4294967295] (default: the preset\'s), e.g. 1' },
       force: { kind: 'flag', help: 're-run finished jobs too (their folders are cleared first)' },
       jobs: { kind: 'number', help: 'runs at once (one per core)', default: 2 },
       backend: { kind: 'string', choices: ['tensorflow', 'wasm', 'cpu'], help: 'tfjs backend of the runs (default: automatic)' },
@@ -61,10 +64,7 @@ export const reproduceCommand: Command = {
     const jobsN = args.jobs as number;
     if (!Number.isInteger(jobsN) || jobsN < 1) throw new UsageError(`--jobs must be an integer >= 1, got ${jobsN}`);
     const only = args.only === undefined ? undefined : String(args.only).split(',').map((s) => s.trim()).filter(Boolean);
-    const seeds = args.seeds === undefined ? undefined : String(args.seeds).split(',').map((x) => Number(x.trim()));
-    if (seeds && !seeds.every((x) => Number.isInteger(x) && x >= 1)) {
-      throw new UsageError(`--seeds must be integers >= 1, got ${args.seeds}`);
-    }
+    const seeds = args.seeds === undefined ? undefined : String(args.seeds).split(',').map((x) => parseSeed('--seeds', x.trim()));
     const { planJobs, runSweep } = await loadSweep();
     let jobs;
     try {
@@ -125,6 +125,11 @@ export const reportCommand: Command = {
     const preset = getPreset(args.preset as string, args.regime as string);
     const root = args.results as string;
     const out = reportDir(args, preset.store, root);
+    const store = path.join(root, preset.store);
+    if (!fs.existsSync(store)) {
+      const regime = preset.regime.name === DEFAULT_REGIME ? '' : ` --regime ${preset.regime.name}`;
+      throw new UsageError(`--results ${root}: no results store ${store} (toolrl reproduce --preset ${preset.name}${regime} makes it)`);
+    }
     const { buildReport } = await loadBuild();
     const built = await buildReport(preset.store, out, { root, png: !args['no-png'] });
     await printTables(built, out);

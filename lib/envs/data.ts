@@ -23,6 +23,7 @@ import { Episode } from './episode';
 import { errorProbeTexts } from './vocab';
 import { JUDGE_TEXTS } from './judge';
 import { readJsonl } from '../util/jsonl';
+import { writing } from '../util/errors';
 import { CATEGORIES, Category, REFUSAL_FUNC, REFUSAL_PARAM, TRAIN_CATEGORIES, Task, TURN_DONE } from './task';
 
 export type TaskSplit = 'train' | 'test' | 'format_ood' | 'content_ood';
@@ -173,8 +174,10 @@ export function writeDataset(dir: string = 'data', seed: number = DEFAULT_DATA_S
   const files = serializeDataset(d);
   for (const rel of Object.keys(files)) {
     const full = path.join(dir, rel);
-    fs.mkdirSync(path.dirname(full), { recursive: true });
-    fs.writeFileSync(full, files[rel]);
+    writing(full, () => {
+      fs.mkdirSync(path.dirname(full), { recursive: true });
+      fs.writeFileSync(full, files[rel]);
+    });
   }
   return d.stats;
 }
@@ -183,6 +186,13 @@ function readLines(file: string): { line: number; value: unknown }[] {
   // strict: the splits are written whole, never appended, so even a torn last line is damage to report
   return readJsonl(file, `${file} not found; run \`npx toolrl data\` to generate it`, true).rows;
 }
+
+/**
+ * Upper bounds on what a task file may hold. The committed splits stay far below them (user turns of at most
+ * ~130 characters, 3 turns, 6 tools, records under 3,000 characters); a record past them could never fit the model's context of ~1,000 tokens
+ * and would only cost memory (a 10 MB user turn took ~1 GB and never showed in a rollout).
+ */
+export const TASK_BOUNDS = { userChars: 4000, turns: 32, tools: 64, recordChars: 65536, messageChars: 16000, messages: 128 };
 
 function checkTask(v: unknown, where: string): Task {
   const t = v as Task;
@@ -195,6 +205,15 @@ function checkTask(v: unknown, where: string): Task {
   if (!Array.isArray(t.tools)) throw bad('tools');
   if (!Array.isArray(t.turns) || t.turns.length === 0) throw bad('turns');
   for (const turn of t.turns) if (typeof turn.user !== 'string' || !Array.isArray(turn.gt)) throw bad('turns[].user/gt');
+  const over = (what: string, n: number, bound: keyof typeof TASK_BOUNDS) =>
+    new Error(`${where}: ${what} ${n}, over the bound of ${TASK_BOUNDS[bound]} (TASK_BOUNDS.${bound})`);
+  if (t.turns.length > TASK_BOUNDS.turns) throw over('task turns:', t.turns.length, 'turns');
+  if (t.tools.length > TASK_BOUNDS.tools) throw over('task tools:', t.tools.length, 'tools');
+  t.turns.forEach((turn, i) => {
+    if (turn.user.length > TASK_BOUNDS.userChars) throw over(`characters in the user message of turn ${i}:`, turn.user.length, 'userChars');
+  });
+  const chars = JSON.stringify(t).length;
+  if (chars > TASK_BOUNDS.recordChars) throw over('characters in the task record:', chars, 'recordChars');
   return t;
 }
 
@@ -222,6 +241,11 @@ export function loadCorpusRecords(dir: string = 'data'): CorpusConversation[] {
     const c = value as CorpusConversation;
     if (!c || !Array.isArray(c.messages) || !c.messages.every((m) => m && typeof m.role === 'string' && typeof m.content === 'string')) {
       throw new Error(`${file}:${line}: expected {"messages": [{"role", "content"}, ...]}`);
+    }
+    const long = c.messages.find((m) => m.content.length > TASK_BOUNDS.messageChars);
+    if (c.messages.length > TASK_BOUNDS.messages || long) {
+      throw new Error(`${file}:${line}: a conversation over the bounds of ${TASK_BOUNDS.messages} messages and ` +
+        `${TASK_BOUNDS.messageChars} characters a message (data.ts TASK_BOUNDS)`);
     }
     return c;
   });

@@ -19,6 +19,7 @@ import * as path from 'path';
 import { Tokenizer } from '../format/tokenizer';
 import { MetricsLog, readMetrics } from '../train/metrics';
 import { keepFirstBytes } from '../util/jsonl';
+import { writing } from '../util/errors';
 import { asResumeState, readStateFolder, ResumeState } from './resume';
 import { DEFAULT_RESULTS_ROOT, RunIdentity, readRunJson } from './store';
 import { StageSpec } from './spec';
@@ -43,8 +44,15 @@ export function listBranchPoints(runDir: string): number[] {
 export function keepBranchPoint(out: string, step: number): void {
   const dest = branchPointDir(out, step);
   fs.rmSync(dest, { recursive: true, force: true });
-  fs.mkdirSync(path.dirname(dest), { recursive: true });
-  fs.cpSync(path.join(out, 'resume'), dest, { recursive: true });
+  try {
+    writing(dest, () => {
+      fs.mkdirSync(path.dirname(dest), { recursive: true });
+      fs.cpSync(path.join(out, 'resume'), dest, { recursive: true });
+    });
+  } catch (e) {
+    fs.rmSync(dest, { recursive: true, force: true }); // half a copy is no branch point
+    throw e;
+  }
 }
 
 /**
@@ -97,7 +105,7 @@ export function loadBranchPoint(from: string, step: number, out: string, tok: To
     const rollouts = path.join(from, 'rollouts.jsonl');
     if (fs.existsSync(rollouts) && kept.rolloutBytes > 0) {
       const mine = path.join(out, 'rollouts.jsonl');
-      fs.copyFileSync(rollouts, mine);
+      writing(mine, () => fs.copyFileSync(rollouts, mine));
       keepFirstBytes(mine, kept.rolloutBytes); // the parent's rollouts up to the branch point, as a resume trims its own
     }
   });

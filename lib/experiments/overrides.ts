@@ -7,7 +7,9 @@
  *   interleave.lastSteps  the RL steps an interleaved SFT phase reads
  * or, unprefixed, every SFT and GRPO config that has that field (`lr=3e-4` sets both learning rates). A key that
  * no stage accepts is an error naming it, so a typo never runs the default experiment silently. validateStages
- * then checks every merged config, so a bad value is rejected before a run touches its output folder.
+ * then checks every merged config, so a bad value is rejected before a run touches its output folder, including
+ * an upper bound on every size knob (SIZE_BOUNDS): `grpo.groupSize=1e6` is refused at once instead of running
+ * out of memory an hour later.
  */
 import { defaultSFTConfig, SFTConfig } from '../train/sft';
 import { defaultGRPOConfig, GRPOConfig, validateGRPOConfig } from '../train/grpo/config';
@@ -15,7 +17,44 @@ import { defaultOPSConfig } from '../train/signals/ops';
 import { defaultHBGConfig } from '../train/signals/hbg';
 import { defaultSyncSFTConfig } from '../train/signals/syncsft';
 import { defaultGuardConfig, GuardConfig, validateGuardConfig } from './guard';
+import { checkSeed } from '../prng';
 import { StageSpec } from './spec';
+
+/**
+ * Upper bounds of the size knobs, as `--set` names them (the lower bounds are the configs' own checks). Each is
+ * far above what any preset uses and below what a two-core machine could run: past them a run would only
+ * exhaust memory or never finish.
+ */
+export const SIZE_BOUNDS: Record<string, { max: number; why: string }> = {
+  'grpo.groupSize': { max: 64, why: 'paper: 8' },
+  'grpo.promptsPerStep': { max: 512, why: 'paper: 60; the training split holds 300 tasks' },
+  'grpo.promptsPerMiniBatch': { max: 512, why: 'at most promptsPerStep' },
+  'grpo.microBatchTokens': { max: 1 << 20, why: 'ours: 8192' },
+  'grpo.ppoEpochs': { max: 16, why: 'paper: 1' },
+  'grpo.steps': { max: 100_000, why: 'paper: 300' },
+  'grpo.maxAssistantMessages': { max: 64, why: 'paper: 30' },
+  'grpo.maxMessageTokens': { max: 4096, why: 'ours: 64' },
+  'grpo.maxContext': { max: 8192, why: 'ours: 1024, the default model\'s context' },
+  'grpo.valTasksPerCategory': { max: 100, why: 'the test split holds 100 per category' },
+  'grpo.probeTasks': { max: 400, why: 'the test split holds 400' },
+  'grpo.memoTasksPerCategory': { max: 100, why: 'ours: 6' },
+  'grpo.memoGroupSize': { max: 64, why: 'ours: 4' },
+  'sft.epochs': { max: 1000, why: 'paper: 3' },
+  'sft.batchSize': { max: 4096, why: 'paper: 128' },
+  'sft.maxLen': { max: 8192, why: 'ours: 1024, the default model\'s context' },
+  'syncsft.maxLen': { max: 8192, why: 'ours: 1024, the default model\'s context' },
+  'guard.lastSteps': { max: 100_000, why: 'paper: 10' },
+  'interleave.lastSteps': { max: 100_000, why: 'paper: 10' },
+};
+
+/** Throw naming the knob and its bound when a field of `cfg` (a config of `prefix`) is over SIZE_BOUNDS. */
+function checkBounds(prefix: string, cfg: Fields): void {
+  for (const [key, v] of Object.entries(cfg)) {
+    const b = SIZE_BOUNDS[`${prefix}.${key}`];
+    if (b && typeof v === 'number' && v > b.max) throw new Error(`${prefix}.${key} must be at most ${b.max} (${b.why}), got ${v}`);
+    if (key === 'seed' && v !== undefined) checkSeed(v, `${prefix}.seed`);
+  }
+}
 
 type Fields = Record<string, unknown>;
 
@@ -106,11 +145,19 @@ export function validateStages(stages: StageSpec[]): void {
     try {
       if (s.kind === 'grpo') {
         const g = { ...defaultGRPOConfig, ...s.config } as GRPOConfig;
+        checkBounds('grpo', g as unknown as Fields);
+        if (g.maxMessageTokens > g.maxContext) {
+          throw new Error(`grpo.maxMessageTokens must be at most grpo.maxContext (${g.maxContext}), got ${g.maxMessageTokens}`);
+        }
         validateGRPOConfig(g);
         if (s.guard) {
+          const { sft, ...guard } = s.guard;
+          checkBounds('guard', guard as Fields);
+          checkBounds('sft', (sft ?? {}) as Fields);
           validateGuardConfig({ ...defaultGuardConfig, ...s.guard } as GuardConfig);
           validateSFTConfig({ ...defaultSFTConfig, ...s.guard.sft } as SFTConfig);
         }
+        if (s.signal?.kind === 'sync-sft') checkBounds('syncsft', (s.signal.config ?? {}) as Fields);
         const c = s.signal?.config as Record<string, unknown> | undefined;
         for (const k of ['offPolicyRollouts', 'hintedRollouts'] as const) {
           const v = c?.[k];
@@ -119,6 +166,8 @@ export function validateStages(stages: StageSpec[]): void {
           }
         }
       } else {
+        checkBounds('sft', { ...defaultSFTConfig, ...s.config });
+        if (s.kind === 'sft-interleaved') checkBounds('interleave', { lastSteps: s.lastSteps });
         validateSFTConfig({ ...defaultSFTConfig, ...s.config } as SFTConfig);
         if (s.kind === 'sft-interleaved' && !(Number.isInteger(s.lastSteps) && s.lastSteps >= 1)) {
           throw new Error(`interleave: lastSteps must be an integer >= 1, got ${s.lastSteps}`);

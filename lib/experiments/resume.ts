@@ -5,17 +5,20 @@
  * fingerprint). `--resume` refuses a state that belongs to another run, restores the rest and cuts the logs
  * back by rewriting them, so the continued run writes the same metrics as an uninterrupted one (same seed,
  * same backend). The folder is replaced atomically (written as `resume.tmp/`, then renamed), so a kill
- * during a save leaves the previous state intact.
+ * during a save leaves the previous state intact; a save that fails (disk full) removes `resume.tmp/` and names
+ * the file it could not write. state.json records the SHA-256 of optimizer.bin, and the policy's model.json that
+ * of its weights (lib/model/checkpoint.ts): a state whose bytes changed after the save is refused when it loads.
  */
 import * as fs from 'fs';
 import * as path from 'path';
 import { GPT } from '../model/gpt';
-import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint';
+import { loadCheckpoint, saveCheckpoint, sha256 } from '../model/checkpoint';
 import { Tokenizer } from '../format/tokenizer';
 import { AdamWState } from '../train/optim';
 import { GRPOTrainer, TrainerState } from '../train/grpo/trainer';
 import { MetricRecord, MetricsLog } from '../train/metrics';
 import { readJsonFile, writeJsonAtomic } from '../util/atomic';
+import { writing } from '../util/errors';
 import { keepFirstBytes, keepFirstRecords } from '../util/jsonl';
 import { RunIdentity, describeIdentity, identityDiff, resumeDir } from './store';
 
@@ -27,7 +30,8 @@ interface ResumeMeta {
   trainer: TrainerState;
   metricsLines: number;
   rolloutBytes: number;
-  optimizer: { stepCount: number; tensors: { name: string; which: 'm' | 'v'; length: number }[] };
+  /** `sha256` of optimizer.bin: absent in states saved before hashes. */
+  optimizer: { stepCount: number; tensors: { name: string; which: 'm' | 'v'; length: number }[]; sha256?: string };
 }
 
 export interface ResumeSave {
@@ -47,11 +51,27 @@ function removeState(dir: string): void {
 }
 
 export function saveResumeState(out: string, s: ResumeSave): void {
-  const dir = path.join(out, 'resume');
   const tmp = path.join(out, 'resume.tmp');
+  try {
+    writeState(tmp, out, s);
+  } catch (e) {
+    removeState(tmp); // a partial state folder is no state at all: leave none behind
+    throw e;
+  }
+  const dir = path.join(out, 'resume');
   const old = path.join(out, 'resume.old');
+  if (fs.existsSync(dir)) {
+    removeState(old);
+    writing(old, () => fs.renameSync(dir, old));
+  }
+  writing(dir, () => fs.renameSync(tmp, dir));
+  removeState(old);
+}
+
+/** The state of `s` in the folder `tmp` (created afresh), its state.json last. */
+function writeState(tmp: string, out: string, s: ResumeSave): void {
   removeState(tmp);
-  fs.mkdirSync(tmp, { recursive: true });
+  writing(tmp, () => fs.mkdirSync(tmp, { recursive: true }));
   saveCheckpoint(path.join(tmp, 'model'), s.model, { vocabFingerprint: s.vocabFingerprint });
   const st: AdamWState = s.trainer.opt.getState();
   const tensors: ResumeMeta['optimizer']['tensors'] = [];
@@ -62,20 +82,16 @@ export function saveResumeState(out: string, s: ResumeSave): void {
       chunks.push(Buffer.from(arr.buffer, arr.byteOffset, arr.byteLength));
     }
   }
-  fs.writeFileSync(path.join(tmp, 'optimizer.bin'), Buffer.concat(chunks));
+  const optimizerBin = Buffer.concat(chunks);
+  const binFile = path.join(tmp, 'optimizer.bin');
+  writing(binFile, () => fs.writeFileSync(binFile, optimizerBin));
   const rolloutsFile = path.join(out, 'rollouts.jsonl');
   const meta: ResumeMeta = {
     identity: s.identity, stage: s.stage, globalStepBase: s.globalStepBase, trainer: s.trainer.getState(),
     metricsLines: s.metricsLines, rolloutBytes: fs.existsSync(rolloutsFile) ? fs.statSync(rolloutsFile).size : 0,
-    optimizer: { stepCount: st.stepCount, tensors },
+    optimizer: { stepCount: st.stepCount, tensors, sha256: sha256(optimizerBin) },
   };
   writeJsonAtomic(path.join(tmp, 'state.json'), meta); // last: from here on resume.tmp/ is complete
-  if (fs.existsSync(dir)) {
-    removeState(old);
-    fs.renameSync(dir, old);
-  }
-  fs.renameSync(tmp, dir);
-  removeState(old);
 }
 
 export interface ResumeState {
@@ -127,6 +143,9 @@ export function readStateFolder(dir: string, tok: Tokenizer): SavedState {
   const buf = fs.readFileSync(binFile);
   const need = meta.optimizer.tensors.reduce((a, t) => a + t.length * 4, 0);
   if (buf.byteLength !== need) throw new Error(`${binFile} has ${buf.byteLength} bytes, ${stateFile} says ${need}`);
+  if (meta.optimizer.sha256 !== undefined && sha256(buf) !== meta.optimizer.sha256) {
+    throw new Error(`${binFile} is corrupt: its SHA-256 differs from the one ${stateFile} records`);
+  }
   const opt: AdamWState = { stepCount: meta.optimizer.stepCount, m: {}, v: {} };
   let offset = 0;
   for (const t of meta.optimizer.tensors) {

@@ -8,8 +8,10 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { readStepRecords } from '../train/interleaved';
+import { writeFileAtomic } from '../util/atomic';
+import { ROLLOUT_SAMPLE_FILE } from './store';
 
-export const ROLLOUT_SAMPLE_FILE = 'rollouts-sample.jsonl';
+export { ROLLOUT_SAMPLE_FILE };
 
 /** Write OUT/rollouts-sample.jsonl from OUT/rollouts.jsonl (no-op without it); returns the number of records. */
 export function writeRolloutSample(outDir: string, every = 10, groups = 4): number {
@@ -17,7 +19,6 @@ export function writeRolloutSample(outDir: string, every = 10, groups = 4): numb
   if (!fs.existsSync(full)) return 0;
   const kept = readStepRecords(full).filter((r) => (r.step === 1 || r.step % every === 0) && r.group < groups);
   const file = path.join(outDir, ROLLOUT_SAMPLE_FILE);
-  fs.writeFileSync(file + '.tmp', kept.map((r) => JSON.stringify(r)).join('\n') + (kept.length ? '\n' : ''));
-  fs.renameSync(file + '.tmp', file);
+  writeFileAtomic(file, kept.map((r) => JSON.stringify(r)).join('\n') + (kept.length ? '\n' : ''));
   return kept.length;
 }

@@ -6,60 +6,52 @@
  *   metrics.jsonl   one line per SFT or RL step (field `phase`), RL lines with every instrument
  *   rollouts.jsonl  step records of the RL rollouts (task id, messages, reward, errorTurn)
  *   rollouts-sample.jsonl  the records of step 1 and every 10th step (committed; rollout_sample.ts)
- *   checkpoint/     the final policy
+ *   checkpoint/     the final policy; best/ the policy of the best RL validation
  *   resume/         the latest RL checkpoint with optimizer and sampler state (for --resume; see resume.ts)
+ *   branches/       kept resume states, when the preset keeps them (branch.ts)
  *   summary.json    final evaluation and the RL summary
  *   .lock           the pid of the process writing the folder (while it runs)
+ * and nothing else: any other file in the folder is the user's, and no run removes it (store.ts, RunFolder).
  *
- * Every option and config is checked before the folder is touched. A fresh run refuses a folder that holds
- * results unless `force` (which clears it first); `resume` continues only the run that run.json and the
- * resume state describe. run.json and summary.json are replaced atomically (temp file + rename).
+ * Order: every option, config, bound and input file (tasks, corpus, starting checkpoint, branch point) is
+ * checked and loaded before the folder is touched (planRun; the CLI calls it before the backend starts);
+ * then the RunFolder is opened (lock, clear or resume check, run.json), the stages run, and the final
+ * evaluation writes summary.json.
  */
-import * as fs from 'fs';
 import * as path from 'path';
 import * as tf from '@tensorflow/tfjs';
-import { Rng } from '../prng';
+import { quietTfjs } from '../util/quiet-tfjs';
+import { checkSeed } from '../prng';
 import { GPT } from '../model/gpt';
 import { defaultGPTConfig } from '../model/config';
-import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint';
+import { loadCheckpoint, saveCheckpoint, verifyCheckpoint } from '../model/checkpoint';
 import { loadTokenizer, Tokenizer } from '../format/tokenizer';
-import { Task, CATEGORIES, TRAIN_CATEGORIES } from '../envs/task';
-import { generateTasks, taskContentKey } from '../envs/generator';
-import { loadTasks, loadCorpus } from '../envs/data';
-import { teacherTrajectory } from '../envs/teacher';
-import { encodeConversation, TrainingSequence } from '../train/encode';
+import { Task, CATEGORIES } from '../envs/task';
 import { evaluateModel, EvalResult } from '../train/evaluate';
 import { structuralMask } from '../train/rollout';
-import { MetricsLog, readMetrics } from '../train/metrics';
+import { MetricRecord, MetricsLog, readMetrics } from '../train/metrics';
 import { GRPOMetric, grpoRecords } from '../train/records';
 import { ProgressBar } from '../util/progress';
-import { writeJsonAtomic } from '../util/atomic';
-import { acquireLock, lockHolder } from '../util/lock';
-import { ExperimentSpec, SFTData, StageSpec } from './spec';
+import { InputError, Refusal, writing } from '../util/errors';
+import { ExperimentSpec, StageSpec } from './spec';
 import { Preset } from './presets';
 import { DEFAULT_REGIME } from './regimes';
 import { applyOverrides, validateStages } from './overrides';
 import { getExperiment } from './configs';
 import { summarizeRL, RLSummary } from './summary';
 import { writeRolloutSample } from './rollout_sample';
-import { loadResumeState } from './resume';
+import { loadResumeState, ResumeState } from './resume';
 import { loadBranchPoint, validateBranch } from './branch';
 import { BestValidation, RunContext, bestDir, readBest, runGRPO, runInterleavedSFT, runSFT } from './stages';
-import { RunIdentity, clearRunFolder, resumeDir, dataFingerprint, describeIdentity, identityDiff, readRunJson, resultEntries,
-  unfinishedReason, checkpointDir, hasWeights, DEFAULT_RESULTS_ROOT, isDefaultResultsRoot } from './store';
+import { EVAL_SPLITS, EvalSplitName, RunInputs, loadInputs, perCategory, sftData, splitSyntax, unseenTasks } from './inputs';
+import { RunFolder, RunIdentity, runMode, dataFingerprint, readRunJson, checkpointDir, hasWeights, DEFAULT_RESULTS_ROOT,
+  isDefaultResultsRoot } from './store';
 
-/**
- * The final evaluations: ID test tasks, the same with constrained decoding (the capability probe: only
- * structurally impossible tokens after `<tool_call>\n` forbidden), format-OOD, content-OOD, and format+content-OOD
- * (the held-out family in the python-list syntax: the paper's Table 2 has both ACEBench columns).
- */
-export type EvalSplitName = 'id' | 'id_constrained' | 'format_ood' | 'content_ood' | 'format_content_ood';
-export const EVAL_SPLITS: EvalSplitName[] = ['id', 'id_constrained', 'format_ood', 'content_ood', 'format_content_ood'];
+quietTfjs();
 
-/** The call syntax a split's prompts ask for: the python list on the format-OOD splits, tagged JSON elsewhere. */
-export function splitSyntax(split: string): 'json' | 'python' {
-  return split === 'format_ood' || split === 'format_content_ood' ? 'python' : 'json';
-}
+export { EVAL_SPLITS, perCategory, splitSyntax, unseenTasks };
+export type { EvalSplitName };
+export { WORLD_SAMPLE_SEED, REPLAY_SEED, UNSEEN_SEED } from './inputs';
 
 export interface RunOptions {
   preset: Preset;
@@ -123,13 +115,6 @@ export function resultsDir(store: string, config: string, seed: number, root = D
   return path.join(root, store, config, `seed-${seed}`);
 }
 
-/** First `n` tasks of each category (all when n <= 0), in file order. */
-export function perCategory(tasks: Task[], n: number): Task[] {
-  if (n <= 0) return tasks;
-  const count: Record<string, number> = {};
-  return tasks.filter((t) => (count[t.category] = (count[t.category] ?? 0) + 1) <= n);
-}
-
 /** The checkpoint folder the run starts from (null: from scratch); throws when it is missing. */
 function initDir(spec: ExperimentSpec, opts: RunOptions): string | null {
   const given = opts.initCheckpoint !== undefined ? { kind: 'checkpoint' as const, path: opts.initCheckpoint } : spec.init;
@@ -160,7 +145,8 @@ export function regimeFlag(p: Preset): string {
   return p.regime.name === DEFAULT_REGIME ? '' : ` --regime ${p.regime.name}`;
 }
 
-function initialModel(spec: ExperimentSpec, tok: Tokenizer, opts: RunOptions): { model: GPT; source: string | null } {
+/** The policy a fresh run starts from and the folder it came from (the KL reference; null from scratch). */
+function startingPolicy(spec: ExperimentSpec, tok: Tokenizer, opts: RunOptions): { model: GPT; source: string | null } {
   const dir = initDir(spec, opts);
   if (dir === null) {
     const init = spec.init.kind === 'scratch' ? spec.init : { kind: 'scratch' as const };
@@ -169,151 +155,101 @@ function initialModel(spec: ExperimentSpec, tok: Tokenizer, opts: RunOptions): {
   return { model: loadCheckpoint(dir, { expectVocabFingerprint: tok.fingerprint }).model, source: dir };
 }
 
+/** An input error as a Refusal of kind "usage" (exit 2); refusals of other kinds keep their codes. */
+const asRefusal = (e: unknown): Refusal => (e instanceof Refusal ? e : new InputError((e as Error).message));
+
 /**
- * Everything that can be checked before the output folder is touched: the options, the stages with their
- * overrides applied and validated, and the starting checkpoint. Returns the stages to run.
+ * Every check that needs neither a backend nor the folder: options, seed, the stages with their overrides
+ * applied, validated and bounded, the starting checkpoint's files (with its content hash), a branch request,
+ * and the folder's state (RunFolder.check). Throws a Refusal (exit code by kind); returns the stages to run.
  */
 export function validateRun(spec: ExperimentSpec, opts: RunOptions): StageSpec[] {
-  if (!Number.isInteger(opts.seed) || opts.seed < 1) throw new Error(`seed must be an integer >= 1, got ${opts.seed}`);
-  if (opts.resume && opts.force) throw new Error('--resume and --force exclude each other (resume continues a run, force starts it again)');
-  const stages = applyOverrides(spec.stages(opts.preset), opts.overrides ?? {});
-  validateStages(stages);
-  const init = initDir(spec, opts);
-  const rel = init === null ? null : path.relative(path.resolve(opts.out), path.resolve(init));
-  if (rel !== null && !rel.startsWith('..') && !path.isAbsolute(rel)) {
-    throw new Error(`the starting checkpoint ${init} lies inside the output folder ${opts.out}, which a fresh run clears`);
+  let stages: StageSpec[];
+  try {
+    checkSeed(opts.seed);
+    if (opts.resume && opts.force) throw new Error('--resume and --force exclude each other (resume continues a run, force starts it again)');
+    stages = applyOverrides(spec.stages(opts.preset), opts.overrides ?? {});
+    validateStages(stages);
+    const init = initDir(spec, opts);
+    if (init !== null) {
+      const rel = path.relative(path.resolve(opts.out), path.resolve(init));
+      if (!rel.startsWith('..') && !path.isAbsolute(rel)) {
+        throw new Error(`the starting checkpoint ${init} lies inside the output folder ${opts.out}, which a fresh run clears`);
+      }
+      verifyCheckpoint(init, { expectVocabFingerprint: loadTokenizer(path.join(opts.dataDir ?? 'data', 'vocab.json')).fingerprint });
+    }
+    if (opts.branch) {
+      if (opts.initCheckpoint !== undefined) throw new Error('--branch and --init exclude each other (a branch starts from the parent\'s policy)');
+      validateBranch(opts.branch.from, opts.branch.step, stages, { config: spec.name, preset: opts.preset.name, data: dataFingerprint(opts.dataDir ?? 'data') });
+    }
+  } catch (e) {
+    throw asRefusal(e);
   }
-  // the folder checks again under the lock (prepareFolder); here they fail before any work starts
-  const holder = lockHolder(opts.out);
-  if (holder) throw new Error(`run folder ${opts.out} is in use by process ${holder.pid} (since ${holder.started})`);
-  const held = resultEntries(opts.out);
-  if (!opts.resume && !opts.force && held.length) throw new Error(holdsResults(opts.out, held));
-  if (opts.resume && resumeDir(opts.out) === null) {
-    throw new Error(`--resume: no resume state in ${path.join(opts.out, 'resume')} (a run saves one every checkpointEvery RL steps)`);
-  }
-  if (opts.branch) {
-    if (opts.initCheckpoint !== undefined) throw new Error('--branch and --init exclude each other (a branch starts from the parent\'s policy)');
-    validateBranch(opts.branch.from, opts.branch.step, stages, { config: spec.name, preset: opts.preset.name, data: dataFingerprint(opts.dataDir ?? 'data') });
-  }
+  new RunFolder(opts.out).check(runMode(opts)); // again under the lock (RunFolder.open); here it fails before any work
   return stages;
 }
 
-const holdsResults = (out: string, held: string[]) => `${out} already holds results (${held.join(', ')}): ` +
-  'pass --force to clear it and start again, or --resume to continue a killed run';
-
-/**
- * Make the locked folder ready: for a fresh run refuse (or with `force` clear) old results and write run.json;
- * for --resume check that the folder holds this unfinished run.
- */
-function prepareFolder(out: string, identity: RunIdentity, opts: RunOptions): void {
-  if (opts.resume) {
-    if (unfinishedReason(out) === null) {
-      throw new Error(`--resume: ${out} holds a finished run (summary.json); nothing to resume (--force starts it again)`);
-    }
-    if (fs.existsSync(path.join(out, 'run.json'))) {
-      const old = readRunJson(out);
-      const diff = identityDiff(old, identity, true); // a run.json of an older version lacks the data fingerprint
-      if (diff.length) {
-        throw new Error(`--resume: ${path.join(out, 'run.json')} is another run (${describeIdentity(old)}), ` +
-          `not this one (${describeIdentity(identity)}): ${diff.join('; ')}`);
-      }
-    }
-    return;
-  }
-  const held = resultEntries(out);
-  if (held.length && !opts.force) throw new Error(holdsResults(out, held));
-  clearRunFolder(out);
-  writeJsonAtomic(path.join(out, 'run.json'), identity);
+/** What a run needs before it may touch its folder: its stages and every input file, loaded and validated. */
+export interface RunPlan {
+  stages: StageSpec[];
+  inputs: RunInputs;
 }
 
-/** Seed of the world-sample tasks (distinct from the splits' seeds, and deduplicated against them). */
-export const WORLD_SAMPLE_SEED = 7_000_001;
-
-/** Seed of the corpus conversations a stage replays (SFT stage `replay`). */
-export const REPLAY_SEED = 7_000_002;
-
-/** Seed of the never-seen tasks of the memorisation measure (GRPOConfig.memoTasksPerCategory). */
-export const UNSEEN_SEED = 7_000_003;
-/** World-sample dialogues per category that the never-seen tasks avoid: the most any base config trains on. */
-const WORLD_SAMPLE_MAX = 1500;
-
-const unseenCache = new Map<string, Task[]>();
-/**
- * `n` tasks per training category from the training distribution that neither split, nor any base's world
- * sample, holds: tasks RL never draws and no base has seen (memoised per data folder and n).
- */
-export function unseenTasks(dataDir: string, n: number): Task[] {
-  const key = `${path.resolve(dataDir)}:${n}`;
-  if (!unseenCache.has(key)) {
-    const splits = new Set(loadTasks('train', dataDir).concat(loadTasks('test', dataDir)).map(taskContentKey));
-    const avoid = new Set(splits);
-    // the world sample exactly as stageData draws it (a prefix of this for every count up to the maximum)
-    for (const c of TRAIN_CATEGORIES) {
-      for (const t of generateTasks(c, WORLD_SAMPLE_MAX, WORLD_SAMPLE_SEED, { idPrefix: 'instruct', avoid: splits })) avoid.add(taskContentKey(t));
-    }
-    unseenCache.set(key, TRAIN_CATEGORIES.flatMap((c) => generateTasks(c, n, UNSEEN_SEED, { idPrefix: 'unseen', avoid })));
+/** validateRun, then load every input (tasks, corpus, evaluation splits); throws a Refusal naming what is wrong. */
+export function planRun(spec: ExperimentSpec, opts: RunOptions): RunPlan {
+  const stages = validateRun(spec, opts);
+  try {
+    return { stages, inputs: loadInputs(stages, opts.preset, opts.dataDir ?? 'data', opts.evalSplits ?? EVAL_SPLITS) };
+  } catch (e) {
+    throw asRefusal(e);
   }
-  return unseenCache.get(key)!;
 }
 
-function sftData(stage: { data: SFTData; count?: number; replay?: number }, tok: Tokenizer, preset: Preset, dataDir: string): TrainingSequence[] {
-  const data = stageData(stage.data, tok, preset, dataDir, stage.count ?? 0);
-  if (!stage.replay) return data;
-  const corpus = stageData('corpus', tok, preset, dataDir, 0);
-  return data.concat(new Rng(REPLAY_SEED).sample(corpus, Math.min(stage.replay, corpus.length)));
-}
-
-function stageData(kind: SFTData, tok: Tokenizer, preset: Preset, dataDir: string, count: number): TrainingSequence[] {
-  if (kind === 'corpus') {
-    let convs = loadCorpus(dataDir);
-    if (preset.corpusLimit > 0) convs = convs.slice(0, preset.corpusLimit);
-    return convs.map((c) => encodeConversation(tok, c));
-  }
-  if (kind === 'world-sample') {
-    const avoid = new Set(loadTasks('train', dataDir).concat(loadTasks('test', dataDir)).map(taskContentKey));
-    return TRAIN_CATEGORIES.flatMap((c) => generateTasks(c, count, WORLD_SAMPLE_SEED, { idPrefix: 'instruct', avoid }))
-      .map((t) => encodeConversation(tok, teacherTrajectory(t, { syntax: 'json' })));
-  }
-  let tasks = loadTasks('train', dataDir);
-  if (preset.trainTaskLimit > 0) tasks = perCategory(tasks, Math.ceil(preset.trainTaskLimit / 3));
-  return tasks.map((t) => encodeConversation(tok, teacherTrajectory(t, { syntax: 'json' })));
-}
-
-/**
- * Run `spec` with `opts`; resolves to the summary it writes. The run yields to the event loop between steps,
- * so a notebook's live chart updates while it trains.
- */
-export async function runExperiment(spec: ExperimentSpec, opts: RunOptions): Promise<RunSummary> {
-  const t0 = Date.now();
-  const dataDir = opts.dataDir ?? 'data';
-  const overrides = opts.overrides ?? {};
-  const stages = validateRun(spec, opts); // throws before anything is written
-  const tok = loadTokenizer(path.join(dataDir, 'vocab.json'));
-  const identity: RunIdentity = { config: spec.name, preset: opts.preset.name, regime: opts.preset.regime.name, seed: opts.seed, overrides,
-    init: opts.initCheckpoint ?? null, backend: tf.getBackend(), data: dataFingerprint(dataDir), branch: opts.branch ?? null };
+function runIdentity(spec: ExperimentSpec, opts: RunOptions): RunIdentity {
+  const identity: RunIdentity = { config: spec.name, preset: opts.preset.name, regime: opts.preset.regime.name, seed: opts.seed,
+    overrides: opts.overrides ?? {}, init: opts.initCheckpoint ?? null, backend: tf.getBackend(), data: dataFingerprint(opts.dataDir ?? 'data'),
+    branch: opts.branch ?? null };
   if (opts.branch) {
     const parent = readRunJson(opts.branch.from);
     if (parent && parent.backend !== identity.backend) {
-      throw new Error(`--branch: ${opts.branch.from} ran on the ${parent.backend} backend, this run has ${identity.backend}`);
+      throw new InputError(`--branch: ${opts.branch.from} ran on the ${parent.backend} backend, this run has ${identity.backend}`);
     }
   }
-  const release = acquireLock(opts.out, 'run folder');
+  return identity;
+}
+
+/**
+ * Run `spec` with `opts`; resolves to the summary it writes. `plan` (from planRun) when the caller has
+ * checked the run already. The run yields to the event loop between steps, so a notebook's live chart
+ * updates while it trains.
+ */
+export async function runExperiment(spec: ExperimentSpec, opts: RunOptions, plan?: RunPlan): Promise<RunSummary> {
+  const t0 = Date.now();
+  const { stages, inputs } = plan ?? planRun(spec, opts);
+  const identity = runIdentity(spec, opts);
+  // the starting weights, read (and their hashes checked) before the folder is touched; a resume state lives
+  // in the folder and is read once it is locked
+  const branch = opts.branch ? loadBranchPoint(opts.branch.from, opts.branch.step, opts.out, inputs.tok) : null;
+  const start = opts.resume || branch ? null : startingPolicy(spec, inputs.tok, opts);
+  const folder = new RunFolder(opts.out);
+  let model: GPT | null = branch?.model ?? start?.model ?? null;
   try {
-    prepareFolder(opts.out, identity, opts);
-    return await runLocked(spec, opts, stages, tok, identity, t0);
+    folder.open(identity, runMode(opts));
+    const resume = opts.resume ? loadResumeState(opts.out, inputs.tok, identity) : branch;
+    model = resume?.model ?? model!;
+    const ctx = runContext(spec, opts, inputs, identity, model, openMetrics(spec, opts, resume));
+    await runStages(ctx, stages, inputs, resume);
+    return finish(spec, opts, ctx, stages, inputs, folder, t0);
   } finally {
-    release();
+    model?.dispose();
+    folder.close();
   }
 }
 
-async function runLocked(spec: ExperimentSpec, opts: RunOptions, stages: StageSpec[], tok: Tokenizer, identity: RunIdentity,
-  t0: number): Promise<RunSummary> {
-  const dataDir = opts.dataDir ?? 'data';
-  const overrides = identity.overrides;
-  const resume = opts.resume ? loadResumeState(opts.out, tok, identity)
-    : opts.branch ? loadBranchPoint(opts.branch.from, opts.branch.step, opts.out, tok) : null;
+/** metrics.jsonl (truncated for a fresh start), with the logs cut back to a resume or branch point. */
+function openMetrics(spec: ExperimentSpec, opts: RunOptions, resume: ResumeState | null): MetricsLog {
   const stop = opts.shouldStop;
-  const metrics = new MetricsLog(path.join(opts.out, 'metrics.jsonl'), {
+  const metrics = new NamedMetricsLog(path.join(opts.out, 'metrics.jsonl'), {
     truncate: !opts.resume,
     beforeLog: stop ? () => { const why = stop(); if (why) throw new Error(`${spec.name} stopped: ${why}`); } : undefined,
   });
@@ -325,73 +261,76 @@ async function runLocked(spec: ExperimentSpec, opts: RunOptions, stages: StageSp
         : `${spec.name}: branching from ${opts.branch!.from} at its RL step ${resume.step} (${metrics.records.length} records of it copied)\n`);
     }
   }
+  return metrics;
+}
 
-  const { model: initModel, source } = initialModel(spec, tok, opts);
-  let model = initModel;
-  if (resume) {
-    model.dispose();
-    model = resume.model;
+/** A MetricsLog whose write errors name metrics.jsonl (an append that hits a full disk says only "write"). */
+class NamedMetricsLog extends MetricsLog {
+  log(rec: MetricRecord): void {
+    writing(this.file as string, () => super.log(rec));
   }
-  const showProgress = opts.progress !== false;
-  const trainTasks = (() => {
-    const all = loadTasks('train', dataDir);
-    return opts.preset.trainTaskLimit > 0 ? perCategory(all, Math.ceil(opts.preset.trainTaskLimit / 3)) : all;
-  })();
-  const testTasks = loadTasks('test', dataDir);
-  const ctx: RunContext = {
-    name: spec.name, identity, preset: opts.preset, seed: opts.seed, out: opts.out, tok, model, source, trainTasks,
-    valTasks: perCategory(testTasks, opts.preset.valTasksPerCategory), metrics, globalStep: 0,
-    unseenTasks: (n) => unseenTasks(dataDir, n),
-    progress: showProgress, resume, onStep: opts.onStep, sftFinalLoss: null,
+}
+
+function runContext(spec: ExperimentSpec, opts: RunOptions, inputs: RunInputs, identity: RunIdentity, model: GPT, metrics: MetricsLog): RunContext {
+  return {
+    name: spec.name, identity, preset: opts.preset, seed: opts.seed, out: opts.out, tok: inputs.tok, model,
+    source: initDir(spec, opts), trainTasks: inputs.trainTasks,
+    valTasks: perCategory(inputs.testTasks, opts.preset.valTasksPerCategory), metrics, globalStep: 0,
+    unseenTasks: (n) => unseenTasks(inputs.dataDir, n),
+    progress: opts.progress !== false, resume: null, onStep: opts.onStep, sftFinalLoss: null,
     best: opts.resume ? readBest(opts.out) : null,
   };
+}
 
-  try {
-    for (let si = 0; si < stages.length; si++) {
-      const stage: StageSpec = stages[si];
-      if (resume && si < resume.stage) continue;
-      if (resume && si === resume.stage) ctx.globalStep = resume.globalStepBase;
-      if (stage.kind === 'sft') await runSFT(ctx, si, sftData(stage, tok, opts.preset, dataDir), stage.config, 'sft');
-      else if (stage.kind === 'sft-interleaved') await runInterleavedSFT(ctx, si, stage);
-      else await runGRPO(ctx, si, stage);
-    }
-
-    saveCheckpoint(checkpointDir(opts.out), model, { vocabFingerprint: tok.fingerprint, config: spec.name,
-      preset: opts.preset.name, seed: opts.seed, overrides });
-
-    // ---- final evaluation ----
-    const evals: RunSummary['eval'] = {};
-    for (const split of opts.evalSplits ?? EVAL_SPLITS) {
-      const id = split === 'id' || split === 'id_constrained';
-      const tasks = perCategory(id ? testTasks : loadTasks(split, dataDir), opts.preset.evalTasksPerCategory);
-      const bar = new ProgressBar({ total: tasks.length, label: `${spec.name} eval ${split}`, silent: !showProgress });
-      const res = evaluateModel(model, tok, tasks, {
-        syntax: splitSyntax(split),
-        onProgress: (d) => bar.update(d),
-        logitMask: split === 'id_constrained' ? structuralMask(tok) : undefined,
-      });
-      bar.finish(`mean ${res.mean.toFixed(3)}`);
-      const { results, ...rest } = res;
-      evals[split] = { ...rest, outcomes: outcomeStrings(results) };
-    }
-    const best = ctx.best === null ? undefined : evaluateBest(ctx.best, opts.out, tok, perCategory(testTasks, opts.preset.evalTasksPerCategory),
-      spec.name, showProgress);
-    const rlRecords = grpoRecords(metrics.records);
-    writeRolloutSample(opts.out);
-    const summary: RunSummary = {
-      config: spec.name, title: spec.title, paper: spec.paper, preset: opts.preset.name, regime: opts.preset.regime.name, seed: opts.seed, overrides,
-      eval: evals,
-      ...(best ? { best } : {}),
-      rl: rlRecords.length ? summarizeRL(rlRecords) : null,
-      sft: { stages: stages.filter((s) => s.kind !== 'grpo').length, finalLoss: ctx.sftFinalLoss },
-      backend: tf.getBackend(),
-      seconds: (Date.now() - t0) / 1000,
-    };
-    writeJsonAtomic(path.join(opts.out, 'summary.json'), summary);
-    return summary;
-  } finally {
-    model.dispose();
+/** The stages in order; a resumed run skips those it finished and re-enters its own at the saved step. */
+async function runStages(ctx: RunContext, stages: StageSpec[], inputs: RunInputs, resume: ResumeState | null): Promise<void> {
+  ctx.resume = resume;
+  for (let si = 0; si < stages.length; si++) {
+    const stage: StageSpec = stages[si];
+    if (resume && si < resume.stage) continue;
+    if (resume && si === resume.stage) ctx.globalStep = resume.globalStepBase;
+    if (stage.kind === 'sft') await runSFT(ctx, si, sftData(stage, inputs), stage.config, 'sft');
+    else if (stage.kind === 'sft-interleaved') await runInterleavedSFT(ctx, si, stage);
+    else await runGRPO(ctx, si, stage);
   }
+}
+
+/** The final checkpoint, the evaluations, the rollout excerpt and summary.json. */
+function finish(spec: ExperimentSpec, opts: RunOptions, ctx: RunContext, stages: StageSpec[], inputs: RunInputs, folder: RunFolder,
+  t0: number): RunSummary {
+  saveCheckpoint(checkpointDir(opts.out), ctx.model, { vocabFingerprint: inputs.tok.fingerprint, config: spec.name,
+    preset: opts.preset.name, seed: opts.seed, overrides: ctx.identity.overrides });
+  const evals: RunSummary['eval'] = {};
+  for (const split of opts.evalSplits ?? EVAL_SPLITS) evals[split] = evaluateSplit(ctx, split, inputs.evalTasks[split] ?? []);
+  const idTasks = perCategory(inputs.testTasks, opts.preset.evalTasksPerCategory);
+  const best = ctx.best === null ? undefined : evaluateBest(ctx.best, opts.out, inputs.tok, idTasks, spec.name, ctx.progress);
+  const rlRecords = grpoRecords(ctx.metrics.records);
+  writeRolloutSample(opts.out);
+  const summary: RunSummary = {
+    config: spec.name, title: spec.title, paper: spec.paper, preset: opts.preset.name, regime: opts.preset.regime.name, seed: opts.seed,
+    overrides: ctx.identity.overrides,
+    eval: evals,
+    ...(best ? { best } : {}),
+    rl: rlRecords.length ? summarizeRL(rlRecords) : null,
+    sft: { stages: stages.filter((s) => s.kind !== 'grpo').length, finalLoss: ctx.sftFinalLoss },
+    backend: tf.getBackend(),
+    seconds: (Date.now() - t0) / 1000,
+  };
+  folder.writeJson('summary.json', summary);
+  return summary;
+}
+
+/** One final greedy evaluation of the run's policy (constrained decoding on id_constrained). */
+function evaluateSplit(ctx: RunContext, split: EvalSplitName, tasks: Task[]): SplitEval {
+  const bar = new ProgressBar({ total: tasks.length, label: `${ctx.name} eval ${split}`, silent: !ctx.progress });
+  const res = evaluateModel(ctx.model, ctx.tok, tasks, {
+    syntax: splitSyntax(split),
+    onProgress: (d) => bar.update(d),
+    logitMask: split === 'id_constrained' ? structuralMask(ctx.tok) : undefined,
+  });
+  bar.finish(`mean ${res.mean.toFixed(3)}`);
+  const { results, ...rest } = res;
+  return { ...rest, outcomes: outcomeStrings(results) };
 }
 
 /** The ID evaluation of the policy a run kept at its best validation (stages.ts, keepIfBest). */

@@ -24,9 +24,10 @@ import { etsData, failedTasks, lastSteps, prsData, readStepRecords } from '../tr
 import { evaluateModel } from '../train/evaluate';
 import { MetricsLog } from '../train/metrics';
 import { GRPOMetric, GRPOStepRecord, PerCategoryAccuracy, SFTValMetric } from '../train/records';
-import { defaultGuardConfig, guardTriggered } from './guard';
+import { defaultGuardConfig, guardTriggered, GuardConfig } from './guard';
 import { ProgressBar } from '../util/progress';
 import { yieldToEventLoop } from '../util/yield';
+import { writing } from '../util/errors';
 import { SignalSpec, StageSpec } from './spec';
 import { Preset } from './presets';
 import { saveResumeState, ResumeState } from './resume';
@@ -158,7 +159,8 @@ export async function runGRPO(ctx: RunContext, si: number, stage: Extract<StageS
   const bar = new ProgressBar({ total: cfg.steps, label: `${ctx.name} rl`, silent: !ctx.progress, done: trainer.stepIndex });
   try {
     while (trainer.stepIndex < cfg.steps) {
-      const rec = trainer.step();
+      // the trainer appends the step's rollouts to rollouts.jsonl, its only file: a failed write names it
+      const rec = writing(rolloutsFile(ctx), () => trainer.step());
       ctx.onStep?.(placed(rec));
       if (rec.valAccuracy !== undefined) keepIfBest(ctx, base + rec.step, rec.valAccuracy);
       const val = rec.valAccuracy !== undefined ? ` val ${rec.valAccuracy.toFixed(2)}` : '';
@@ -166,16 +168,7 @@ export async function runGRPO(ctx: RunContext, si: number, stage: Extract<StageS
         `collapse ${rec.fullCollapse.toFixed(2)} | ${(rec.rolloutSeconds + rec.trainSeconds).toFixed(1)}s/step`);
       if (guard && phases < guard.maxPhases && trainer.stepIndex - lastPhase >= guard.minGap &&
           trainer.stepIndex < cfg.steps && guardTriggered(guard, rec)) {
-        // the collapse guard: an ETS-style SFT phase now, then RL goes on with a fresh optimizer
-        const { data, failed } = interleavedData(ctx, 'ets', si, guard.lastSteps, () => new Map());
-        ctx.metrics.log({ phase: 'guard', stage: si, step: trainer.stepIndex, globalStep: base + trainer.stepIndex,
-          pImEnd: rec.pImEnd, pJsonOpen: rec.pJsonOpen, fullCollapse: rec.fullCollapse, failedTasks: failed });
-        if (data.length > 0) {
-          const sftCtx = { ...ctx, globalStep: base + trainer.stepIndex };
-          await runSFT(sftCtx, si, data, guard.sft, 'guard-sft');
-          base = sftCtx.globalStep - trainer.stepIndex;
-        }
-        trainer.resetOptimizer();
+        base = await guardPhase(ctx, si, guard, trainer, rec, base);
         phases++;
         lastPhase = trainer.stepIndex;
       }
@@ -192,4 +185,22 @@ export async function runGRPO(ctx: RunContext, si: number, stage: Extract<StageS
     ref?.dispose();
   }
   ctx.globalStep = base + cfg.steps;
+}
+
+/**
+ * The collapse guard has fired after `rec`: an ETS-style SFT phase now, then RL goes on with a fresh optimizer.
+ * Returns the new global step of RL step 0 (the phase's SFT steps come before the following RL steps on the axis).
+ */
+async function guardPhase(ctx: RunContext, si: number, guard: GuardConfig, trainer: GRPOTrainer, rec: GRPOStepRecord, base: number): Promise<number> {
+  const { data, failed } = interleavedData(ctx, 'ets', si, guard.lastSteps, () => new Map());
+  ctx.metrics.log({ phase: 'guard', stage: si, step: trainer.stepIndex, globalStep: base + trainer.stepIndex,
+    pImEnd: rec.pImEnd, pJsonOpen: rec.pJsonOpen, fullCollapse: rec.fullCollapse, failedTasks: failed });
+  let next = base;
+  if (data.length > 0) {
+    const sftCtx = { ...ctx, globalStep: base + trainer.stepIndex };
+    await runSFT(sftCtx, si, data, guard.sft, 'guard-sft');
+    next = sftCtx.globalStep - trainer.stepIndex;
+  }
+  trainer.resetOptimizer();
+  return next;
 }

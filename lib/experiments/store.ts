@@ -5,12 +5,18 @@
  * fingerprint of the data it read. The same identity is stored with the resume state, so `--resume` can
  * refuse to continue another run's weights, and summary.json repeats its main fields, so a run counts as
  * finished only when its summary parses and belongs to the run.json next to it.
+ *
+ * A folder is the tool's only where it says so: a run.json of ours. A fresh run refuses a folder that holds
+ * anything but the launcher's run.log and lock without one, and `--force` removes only the entries the tool
+ * writes (RUN_ENTRIES), so a user's file in a run folder survives every command. RunFolder owns that
+ * lifecycle (checks, lock, clear, identity, atomic writes); the runner only runs stages inside it.
  */
 import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
-import { readJsonFile } from '../util/atomic';
-import { LOCK_FILE } from '../util/lock';
+import { readJsonFile, writeJsonAtomic } from '../util/atomic';
+import { EXIT, Refusal } from '../util/errors';
+import { LOCK_FILE, acquireLock, inUse, lockHolder } from '../util/lock';
 import { DEFAULT_REGIME } from './regimes';
 
 /** Where run folders live: `<root>/<preset>/<config>/seed-<n>/` (every command's `--results` default). */
@@ -40,6 +46,26 @@ export interface RunIdentity {
 /** Files of a run folder that are results (anything else, like the launcher's run.log, is not). */
 export const RESULT_ENTRIES = ['run.json', 'metrics.jsonl', 'rollouts.jsonl', 'summary.json', 'checkpoint', 'best', 'resume', 'resume.tmp', 'resume.old'];
 
+/** The committed excerpt of rollouts.jsonl (lib/experiments/rollout_sample.ts). */
+export const ROLLOUT_SAMPLE_FILE = 'rollouts-sample.jsonl';
+
+/**
+ * Every entry the tool writes into a run folder: the results, the rollout excerpt, the branch points
+ * (lib/experiments/branch.ts), the launcher's run.log (lib/experiments/sweep.ts) and the lock. A run folder
+ * may hold anything else too (notes, a paper draft): the tool never removes it, not even with --force.
+ */
+export const RUN_ENTRIES = [...RESULT_ENTRIES, ROLLOUT_SAMPLE_FILE, 'branches', 'run.log', LOCK_FILE];
+
+/** Entries a --force clear keeps: the lock (held by the clearing process) and run.log (open in the launcher). */
+const KEEP_ON_CLEAR = [LOCK_FILE, 'run.log'];
+
+/** Whether `name` is an entry the tool writes: one of RUN_ENTRIES, or the temp file of an atomic write of one. */
+export function isToolEntry(name: string): boolean {
+  if (RUN_ENTRIES.includes(name)) return true;
+  const m = /^\.(.+)\.\d+\.tmp$/.exec(name); // lib/util/atomic.ts atomicTempName
+  return m !== null && RUN_ENTRIES.includes(m[1]);
+}
+
 /**
  * Folders a resume state can be in, in the order a reader takes them: a save writes `resume.tmp/` (its
  * state.json last), moves `resume/` aside to `resume.old/`, renames `resume.tmp/` to `resume/`, then
@@ -60,9 +86,6 @@ export function resumeDir(out: string): string | null {
   return null;
 }
 
-/** Entries a --force clear keeps: the lock (held by the clearing process) and run.log (open in the launcher). */
-const KEEP_ON_CLEAR = [LOCK_FILE, 'run.log'];
-
 /** Fingerprint of the data a run reads: a change in any of these files makes another experiment. */
 export function dataFingerprint(dataDir: string): string {
   const h = crypto.createHash('sha256');
@@ -79,14 +102,6 @@ export function dataFingerprint(dataDir: string): string {
 export function resultEntries(dir: string): string[] {
   if (!fs.existsSync(dir)) return [];
   return fs.readdirSync(dir).filter((e) => RESULT_ENTRIES.includes(e));
-}
-
-/** Remove everything in `dir` except the lock and run.log, so a fresh run starts from nothing. */
-export function clearRunFolder(dir: string): void {
-  if (!fs.existsSync(dir)) return;
-  for (const e of fs.readdirSync(dir)) {
-    if (!KEEP_ON_CLEAR.includes(e)) fs.rmSync(path.join(dir, e), { recursive: true, force: true });
-  }
 }
 
 /** Fields of two identities that differ, as "field: a vs b" (only fields present in both when `shared`). */
@@ -141,4 +156,125 @@ export function unfinishedReason(dir: string): string | null {
 
 export function isFinished(dir: string): boolean {
   return unfinishedReason(dir) === null;
+}
+
+/** How a run uses its folder: a fresh start (refusing results), a fresh start over old results, a continuation. */
+export type RunMode = 'fresh' | 'force' | 'resume';
+
+export const runMode = (o: { resume?: boolean; force?: boolean }): RunMode => (o.resume ? 'resume' : o.force ? 'force' : 'fresh');
+
+/** `run.json` when it is an identity of ours (config, preset, seed, overrides), null when absent; a Refusal otherwise. */
+function ownIdentity(dir: string): Partial<RunIdentity> | null {
+  const file = path.join(dir, 'run.json');
+  if (!fs.existsSync(file)) return null;
+  let v: Partial<RunIdentity>;
+  try {
+    v = readRunJson(dir);
+  } catch (e) {
+    throw new Refusal(`${(e as Error).message}: not a run folder of this tool, so nothing in it is cleared`, EXIT.notARunFolder);
+  }
+  if (!v || typeof v !== 'object' || typeof v.config !== 'string' || typeof v.preset !== 'string' || typeof v.seed !== 'number') {
+    throw new Refusal(`${file} is not a run identity of this tool (no config, preset and seed): nothing in ${dir} is cleared`, EXIT.notARunFolder);
+  }
+  return v;
+}
+
+const listed = (names: string[]) => names.slice(0, 5).join(', ') + (names.length > 5 ? `, ... (${names.length} entries)` : '');
+
+/**
+ * One run's folder and its lifecycle: `check` (touching nothing), `open` (lock, check again, clear or verify,
+ * write run.json), atomic writes of its files, `close` (release the lock; a folder the run created and left
+ * empty goes too). Every refusal is a Refusal with its exit code (lib/util/errors.ts).
+ */
+export class RunFolder {
+  private release: (() => void) | null = null;
+  private created = false;
+
+  constructor(readonly dir: string) {}
+
+  path(name: string): string {
+    return path.join(this.dir, name);
+  }
+
+  /** Refuse, naming the folder and why, when a run in `mode` may not use it. Writes nothing. */
+  check(mode: RunMode): void {
+    const dir = this.dir;
+    if (fs.existsSync(dir) && !fs.statSync(dir).isDirectory()) throw new Refusal(`${dir} is not a folder`, EXIT.notARunFolder);
+    const holder = fs.existsSync(dir) ? lockHolder(dir) : null;
+    if (holder) throw inUse('run folder', dir, holder);
+    if (mode === 'resume') {
+      if (resumeDir(dir) === null) {
+        throw new Refusal(`--resume: no resume state in ${path.join(dir, 'resume')} (a run saves one every checkpointEvery RL steps)`, EXIT.cannotResume);
+      }
+      if (unfinishedReason(dir) === null) {
+        throw new Refusal(`--resume: ${dir} holds a finished run (summary.json); nothing to resume (--force starts it again)`, EXIT.cannotResume);
+      }
+      return; // a continuation removes nothing
+    }
+    if (!fs.existsSync(dir)) return;
+    if (ownIdentity(dir) === null) {
+      const others = fs.readdirSync(dir).filter((e) => !KEEP_ON_CLEAR.includes(e)).sort();
+      if (others.length) {
+        throw new Refusal(`${dir} is not a run folder of this tool: it holds ${listed(others)} and no run.json; ` +
+          'a run never removes files it did not write, so give it an empty or new --out', EXIT.notARunFolder);
+      }
+    }
+    const held = resultEntries(dir);
+    if (mode === 'fresh' && held.length) {
+      const resumable = resumeDir(dir) !== null && unfinishedReason(dir) !== null;
+      throw new Refusal(`${dir} already holds results (${held.join(', ')}): pass --force to remove them (only the entries a run ` +
+        `writes) and start again${resumable ? ', or --resume to continue the killed run' : ''}`, EXIT.holdsResults);
+    }
+  }
+
+  /**
+   * Take the folder for the run `identity`: lock it, check it again under the lock, then for a fresh start
+   * clear the tool's entries (force) and write run.json, for --resume check that run.json names this run.
+   */
+  open(identity: RunIdentity, mode: RunMode): void {
+    this.created = !fs.existsSync(this.dir);
+    this.release = acquireLock(this.dir, 'run folder');
+    try {
+      this.check(mode);
+      if (mode === 'resume') this.checkResumeIdentity(identity);
+      else {
+        if (mode === 'force') this.clear();
+        this.writeJson('run.json', identity);
+      }
+    } catch (e) {
+      this.close();
+      throw e;
+    }
+  }
+
+  /** Release the lock; a folder that open() created and that is still empty is removed. */
+  close(): void {
+    this.release?.();
+    this.release = null;
+    if (this.created && fs.existsSync(this.dir) && fs.readdirSync(this.dir).length === 0) fs.rmdirSync(this.dir);
+    this.created = false;
+  }
+
+  /** Remove the entries the tool writes (but the lock and run.log), nothing else. */
+  clear(): void {
+    if (!fs.existsSync(this.dir)) return;
+    for (const e of fs.readdirSync(this.dir)) {
+      if (isToolEntry(e) && !KEEP_ON_CLEAR.includes(e)) fs.rmSync(this.path(e), { recursive: true, force: true });
+    }
+  }
+
+  /** `value` as JSON in the folder's file `name`, atomically (a failed write names the file). */
+  writeJson(name: string, value: unknown): void {
+    writeJsonAtomic(this.path(name), value);
+  }
+
+  private checkResumeIdentity(identity: RunIdentity): void {
+    if (!fs.existsSync(this.path('run.json'))) return; // the resume state's own identity is checked when it loads
+    const old = readRunJson(this.dir);
+    const diff = identityDiff(old, identity, true); // a run.json of an older version lacks the data fingerprint
+    if (diff.length) {
+      throw new Refusal(`--resume: ${this.path('run.json')} is another run (${describeIdentity(old)}), ` +
+        `not this one (${describeIdentity(identity)}): ${diff.join('; ')}`, EXIT.cannotResume);
+    }
+  }
 }

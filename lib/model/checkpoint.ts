@@ -12,11 +12,19 @@
  * Loading trusts nothing in the files: the tensor table must be a list of named entries whose offsets are
  * whole, aligned, inside weights.bin and non-overlapping, and every weight must be finite (a NaN weight
  * would otherwise surface much later as a sampler with no token left to pick). Every error names the file.
+ *
+ * Content hash: model.json records the SHA-256 of weights.bin (`weightsSha256`), checked on every load, so
+ * flipped bits that leave every weight finite (silent corruption: the policy just behaves differently) are
+ * an error naming the file rather than different results. A checkpoint saved before hashes loads with a
+ * one-line warning. `verifyCheckpoint` does the same checks on the files alone, without tfjs, so a command
+ * can refuse a bad checkpoint before any backend starts.
  */
+import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 import * as tf from '@tensorflow/tfjs';
 import { GPTConfig, validateGPTConfig } from './config';
+import { writing } from '../util/errors';
 import { GPT } from './gpt';
 
 export interface CheckpointMeta {
@@ -38,14 +46,21 @@ interface ModelJson {
   meta: CheckpointMeta;
   tensors: TensorEntry[];
   byteLength: number;
+  /** SHA-256 (hex) of weights.bin; absent in checkpoints saved before hashes. */
+  weightsSha256?: string;
 }
 
 const MODEL_JSON = 'model.json';
 const WEIGHTS_BIN = 'weights.bin';
 
-/** Write named float32 tensors as (json, bin) atomically: temp files, then rename bin first, json last. */
-function writeBundle(dir: string, jsonName: string, binName: string, json: object, arrays: Float32Array[]): void {
-  fs.mkdirSync(dir, { recursive: true });
+export const sha256 = (buf: Buffer): string => crypto.createHash('sha256').update(buf).digest('hex');
+
+/**
+ * Write named float32 tensors as (json, bin) atomically: temp files, then rename bin first, json last.
+ * `json` receives the SHA-256 of the bin's bytes. A failed write removes its temp files and names the file.
+ */
+function writeBundle(dir: string, jsonName: string, binName: string, json: (binSha256: string) => object, arrays: Float32Array[]): void {
+  writing(dir, () => fs.mkdirSync(dir, { recursive: true }));
   const total = arrays.reduce((a, x) => a + x.byteLength, 0);
   const buf = Buffer.alloc(total);
   let off = 0;
@@ -60,10 +75,10 @@ function writeBundle(dir: string, jsonName: string, binName: string, json: objec
   const tmpBin = path.join(dir, binName + tag);
   const tmpJson = path.join(dir, jsonName + tag);
   try {
-    fs.writeFileSync(tmpBin, buf);
-    fs.writeFileSync(tmpJson, JSON.stringify(json, null, 1) + '\n');
-    fs.renameSync(tmpBin, path.join(dir, binName));
-    fs.renameSync(tmpJson, path.join(dir, jsonName));
+    writing(tmpBin, () => fs.writeFileSync(tmpBin, buf));
+    writing(tmpJson, () => fs.writeFileSync(tmpJson, JSON.stringify(json(sha256(buf)), null, 1) + '\n'));
+    writing(path.join(dir, binName), () => fs.renameSync(tmpBin, path.join(dir, binName)));
+    writing(path.join(dir, jsonName), () => fs.renameSync(tmpJson, path.join(dir, jsonName)));
   } finally {
     for (const f of [tmpBin, tmpJson]) if (fs.existsSync(f)) fs.unlinkSync(f);
   }
@@ -128,12 +143,29 @@ export function saveCheckpoint(dir: string, model: GPT, meta: CheckpointMeta): v
     arrays.push(data);
     offset += data.byteLength;
   }
-  const json: ModelJson = { format: 'toolrl-gpt-v1', config: model.config, meta, tensors, byteLength: offset };
-  writeBundle(dir, MODEL_JSON, WEIGHTS_BIN, json, arrays);
+  writeBundle(dir, MODEL_JSON, WEIGHTS_BIN,
+    (weightsSha256): ModelJson => ({ format: 'toolrl-gpt-v1', config: model.config, meta, tensors, byteLength: offset, weightsSha256 }), arrays);
 }
 
-/** Load a checkpoint written by saveCheckpoint; weights are bit-for-bit those saved. */
-export function loadCheckpoint(dir: string, opts: { expectVocabFingerprint?: string } = {}): { model: GPT; meta: CheckpointMeta } {
+const warnedUnhashed = new Set<string>();
+
+/** weights.bin against the hash model.json records: an error naming both files, or a one-time warning without one. */
+function checkHash(json: { weightsSha256?: unknown }, bin: Buffer, jsonFile: string, binFile: string): void {
+  if (json.weightsSha256 === undefined) {
+    if (!warnedUnhashed.has(path.resolve(jsonFile))) {
+      warnedUnhashed.add(path.resolve(jsonFile));
+      process.stderr.write(`warning: ${jsonFile} records no weightsSha256 (saved before checkpoints carried a hash): ${binFile} is loaded unchecked\n`);
+    }
+    return;
+  }
+  const got = sha256(bin);
+  if (got !== json.weightsSha256) {
+    throw new Error(`checkpoint: ${binFile} is corrupt: its SHA-256 is ${got}, ${jsonFile} records ${JSON.stringify(json.weightsSha256)}`);
+  }
+}
+
+/** model.json and weights.bin of `dir`, checked against each other (format, vocabulary, config, size, hash). */
+function readVerified(dir: string, opts: { expectVocabFingerprint?: string }): { json: ModelJson; bin: Buffer; jsonFile: string; binFile: string } {
   if (!fs.existsSync(dir)) throw new Error(`checkpoint: directory not found: ${dir}`);
   const jsonFile = path.join(dir, MODEL_JSON);
   const binFile = path.join(dir, WEIGHTS_BIN);
@@ -163,6 +195,22 @@ export function loadCheckpoint(dir: string, opts: { expectVocabFingerprint?: str
   if (bin.byteLength !== json.byteLength) {
     throw new Error(`checkpoint: ${binFile} has ${bin.byteLength} bytes, ${jsonFile} says ${json.byteLength}`);
   }
+  checkHash(json, bin, jsonFile, binFile);
+  return { json, bin, jsonFile, binFile };
+}
+
+/**
+ * The checks of loadCheckpoint that need no tfjs (files, format, vocabulary, config, size, content hash);
+ * throws naming the file. Returns the model config and meta.
+ */
+export function verifyCheckpoint(dir: string, opts: { expectVocabFingerprint?: string } = {}): { config: GPTConfig; meta: CheckpointMeta } {
+  const { json } = readVerified(dir, opts);
+  return { config: json.config, meta: json.meta };
+}
+
+/** Load a checkpoint written by saveCheckpoint; weights are bit-for-bit those saved. */
+export function loadCheckpoint(dir: string, opts: { expectVocabFingerprint?: string } = {}): { model: GPT; meta: CheckpointMeta } {
+  const { json, bin, jsonFile, binFile } = readVerified(dir, opts);
   const model = new GPT(json.config, 0);
   try {
     const params = model.params();
@@ -202,20 +250,23 @@ export function saveOptimizerState(dir: string, state: { stepCount: number; m: R
       offset += a.byteLength;
     }
   }
-  writeBundle(dir, 'optim.json', 'optim.bin', { stepCount: state.stepCount, entries, byteLength: offset }, arrays);
+  writeBundle(dir, 'optim.json', 'optim.bin', (binSha256) => ({ stepCount: state.stepCount, entries, byteLength: offset, binSha256 }), arrays);
 }
 
 /** Read back what saveOptimizerState wrote. */
 export function loadOptimizerState(dir: string): { stepCount: number; m: Record<string, Float32Array>; v: Record<string, Float32Array> } {
   const jsonFile = path.join(dir, 'optim.json');
   const binFile = path.join(dir, 'optim.bin');
-  const json = readJson<{ stepCount: number; entries: { name: string; size: number; offset: number }[]; byteLength: number }>(jsonFile);
+  const json = readJson<{ stepCount: number; entries: { name: string; size: number; offset: number }[]; byteLength: number; binSha256?: string }>(jsonFile);
   if (!json || !Number.isInteger(json.stepCount) || !Array.isArray(json.entries)) {
     throw new Error(`checkpoint: ${jsonFile} needs an integer "stepCount" and an "entries" list`);
   }
   const bin = readFileNamed(binFile);
   if (Number.isInteger(json.byteLength) && bin.byteLength !== json.byteLength) {
     throw new Error(`checkpoint: ${binFile} has ${bin.byteLength} bytes, ${jsonFile} says ${json.byteLength}`);
+  }
+  if (json.binSha256 !== undefined && sha256(bin) !== json.binSha256) {
+    throw new Error(`checkpoint: ${binFile} is corrupt: its SHA-256 differs from the one ${jsonFile} records`);
   }
   const out = { stepCount: json.stepCount, m: {} as Record<string, Float32Array>, v: {} as Record<string, Float32Array> };
   for (const e of json.entries) {

@@ -10,7 +10,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { ResultsStore, loadResults } from './results';
 import { ReportTable, allTables, idAverage } from './tables';
-import { bestTable, memorisationTable } from './learning';
+import { bestTable, memorisationTable, pointsTable } from './learning';
 import { precursorTable } from './precursor';
 import { branchTable } from './branches';
 import { findings, findingsTable } from './findings';
@@ -38,7 +38,7 @@ export function loadRegimeStores(root: string, preset = DOCS_PRESET): RegimeStor
 
 /** Every table of one store's report, in report order (as build.ts writes them). */
 export function storeTables(store: ResultsStore): ReportTable[] {
-  const learned = [bestTable(store), memorisationTable(store)].filter((t) => t.rows.length);
+  const learned = [bestTable(store), memorisationTable(store), pointsTable(store)].filter((t) => t.rows.length);
   return [...allTables(store), ...learned, precursorTable(store), ...store.branches.map(branchTable)];
 }
 

@@ -2,12 +2,17 @@
  * What RL learned, two ways the paper does not tabulate but a reader needs:
  *   best vs final   the best validated checkpoint of every RL run next to its final one on the same ID test tasks
  *                   (the paper's Appendix D: some runs peak mid-training and then collapse);
+ *   points          the branch points around a collapse on ID and format-OOD (points.json, `toolrl points`): does
+ *                   the skill survive in the other call format while the own one breaks?
  *   memorisation    per validation step, the sampled reward on training tasks RL has already drawn vs on tasks of
  *                   the same distribution it never saw (GRPOConfig.memoTasksPerCategory): memorised or general?
  * Runs written before these were recorded have no row (their summary.json holds no `best`, their metrics no
  * valSeenReward).
  */
+import * as fs from 'fs';
+import * as path from 'path';
 import { grpoRecords, numberField, stepOf } from '../train/records';
+import type { PointsFile } from '../experiments/points';
 import { ExperimentResults, ResultsStore } from './results';
 import { ReportTable, RawRow, ID_COLUMNS, idAverage } from './tables';
 import { differenceInterval, formatInterval, Outcomes } from './bootstrap';
@@ -104,3 +109,32 @@ export function memorisationFigure(store: ResultsStore, configs: string[]): Plot
   fig.data.forEach((d, i) => Object.assign(d, { mode: 'lines+markers', line: { dash: i % 2 ? 'dot' : 'solid' } }));
   return fig;
 }
+
+/** Every run of the store with a points.json: one row per evaluated branch point, next to its final checkpoint. */
+export function pointsTable(store: ResultsStore): ReportTable {
+  const columns = ['run', 'collapse step', 'step', 'ID average', 'format-OOD average'];
+  const rows: string[][] = [];
+  const raw: RawRow[] = [];
+  for (const e of store.experiments) {
+    for (const s of e.seeds) {
+      const file = path.join(s.dir, 'points.json');
+      if (!fs.existsSync(file)) continue;
+      const p = JSON.parse(fs.readFileSync(file, 'utf8')) as PointsFile;
+      const run = `${e.spec.label}, seed ${s.seed}`;
+      const add = (step: string, ev: Seed['summary']['eval']) => {
+        rows.push([run, String(p.collapseStep ?? NA), step, pctOf(idAverage({ eval: ev } as unknown as Seed['summary'])), pctOf(ev.format_ood?.mean)]);
+        raw.push({ config: e.spec.name, label: run, seeds: [s.seed], values: { step, id: ev.id?.mean ?? null, format_ood: ev.format_ood?.mean ?? null } });
+      };
+      for (const pt of p.points) add(String(pt.step), pt.eval as Seed['summary']['eval']);
+      add('final', s.summary.eval);
+    }
+  }
+  return {
+    id: 'table-points', title: 'Branch points around the collapse: own format vs the python-list format (%)', columns, rows, raw,
+    notes: rows.length ? ['Greedy evaluations of the policy kept at each branch point (`npx toolrl points --run DIR`), all 400 ID and ' +
+      '300 format-OOD test tasks; "final" = the run\'s final checkpoint. The paper\'s evidence that the skill is intact: the ' +
+      'collapsed model keeps its score in another call format.'] : ['No run has points.json.'],
+  };
+}
+
+const pctOf = (x: number | undefined) => (x === undefined ? NA : (100 * x).toFixed(1));

@@ -6,10 +6,11 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
+import { EXIT, Refusal, writing } from './errors';
 
 export const LOCK_FILE = '.lock';
 
-interface LockInfo {
+export interface LockInfo {
   pid: number;
   started: string;
 }
@@ -40,6 +41,11 @@ export function lockHolder(dir: string): LockInfo | null {
   return info && info.pid !== process.pid && pidAlive(info.pid) ? info : null;
 }
 
+/** The refusal for a folder held by a live process (exit 3, the same wherever the race is lost). */
+export function inUse(what: string, dir: string, info: LockInfo): Refusal {
+  return new Refusal(`${what} ${dir} is in use by process ${info.pid} (since ${info.started}; lock file ${path.join(dir, LOCK_FILE)})`, EXIT.inUse);
+}
+
 /**
  * Take `dir`'s lock (creating the folder) or throw naming the folder and the holder's pid. `what` names
  * the folder in the message (e.g. "run folder"). Returns the release function.
@@ -54,15 +60,19 @@ export function acquireLock(dir: string, what = 'folder'): () => void {
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
       const info = readLock(file);
-      if (info && pidAlive(info.pid)) {
-        throw new Error(`${what} ${dir} is in use by process ${info.pid} (since ${info.started}; lock file ${file})`);
-      }
+      if (info && pidAlive(info.pid)) throw inUse(what, dir, info);
       // Stale. Remove it only if it is still the file we judged (another taker may have replaced it).
       const again = readLock(file);
       if ((again?.pid ?? null) === (info?.pid ?? null)) fs.rmSync(file, { force: true });
       continue;
     }
-    fs.writeSync(fd, JSON.stringify({ pid: process.pid, started: new Date().toISOString() } as LockInfo) + '\n');
+    try {
+      writing(file, () => fs.writeSync(fd, JSON.stringify({ pid: process.pid, started: new Date().toISOString() } as LockInfo) + '\n'));
+    } catch (e) {
+      fs.closeSync(fd);
+      fs.rmSync(file, { force: true });
+      throw e;
+    }
     fs.closeSync(fd);
     let held = true;
     const release = () => {
