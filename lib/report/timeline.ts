@@ -104,7 +104,8 @@ export function markEvents(fig: PlotlyFigure, events: CollapseEvent[]): PlotlyFi
   let row = 0;
   ordered(events).forEach((v, i) => {
     const x = v.step as number;
-    row = x - lastX < span * 0.12 ? row + 1 : 0; // close to the previous label: one row lower
+    // a label is ~20 characters, about a quarter of a chart's width: one closer than that to the previous goes a row lower
+    row = x - lastX < span * 0.3 ? row + 1 : 0;
     lastX = x;
     const color = v.kind === 'collapse' ? '#b3261e' : '#555';
     shapes.push({ type: 'line', xref: 'x', yref: 'paper', x0: x, x1: x, y0: 0, y1: 1, line: { dash: 'dot', width: 1.2, color } });
