@@ -242,7 +242,7 @@ test("a training cell's live chart updates while the run trains", { skip, timeou
   fs.mkdirSync(OUT_DIR, { recursive: true });
   const copy = path.join(OUT_DIR, "live-" + path.basename(NOTEBOOK));
   const nb = fs.readFileSync(path.join(ROOT, NOTEBOOK), "utf8");
-  const call = 'retrainCell([\\"vanilla-rl\\"])';
+  const call = 'retrainCell([\\"vanilla-rl-lr1e-3\\"])';
   assert.ok(nb.includes(call), `${NOTEBOOK} has no ${call} cell`);
   fs.writeFileSync(copy, nb.replace(call, 'retrainCell([\\"vanilla-rl\\"], { enabled: true, preset: \\"smoke\\", root: \\"runs/browser-live\\" })'));
   const rel = path.relative(ROOT, copy).split(path.sep).join("/");

@@ -184,14 +184,31 @@ test('CSV, Markdown, HTML and text shapes', () => {
   assert.match(toText(t), /^Learning-rate sweep/);
 });
 
-test('figures: one trace per method, seeds averaged step by step', () => {
+test('figures: per method a mean line and a lowest-to-highest-seed band, in percent, on RL steps', () => {
   const methods = methodRuns(fixture().store);
   const val = valAccuracyFigure(methods);
-  assert.deepEqual(val.data.map((d) => d.name), ['L-fcl-sft', 'L-vanilla-rl']);
-  const v = val.data[1];
-  assert.deepEqual(v.x, [5, 10]);
-  assert.ok(Math.abs((v.y as number[])[0] - 0.5) < 1e-12 && Math.abs((v.y as number[])[1] - 0.3) < 1e-12);
-  assert.deepEqual(rewardFigure(methods).data.map((d) => d.name), ['L-vanilla-rl']); // no RL, no line
+  const legend = val.data.filter((d) => d.showlegend !== false);
+  // SFT-only methods do not stretch the RL-step axis: their last SFT validation is a dotted level
+  assert.deepEqual(legend.map((d) => d.name), ['L-vanilla-rl (mean of 2 seeds)', 'L-fcl-sft (no RL: its last SFT validation)']);
+  const v = legend[0];
+  assert.deepEqual(v.x, [2, 3], 'validations at RL steps 2 and 3 (global steps 5 and 10)');
+  const close = (a: unknown, b: number[]) => (a as number[]).every((x, i) => Math.abs(x - b[i]) < 1e-9);
+  assert.ok(close(v.y, [50, 30]), `mean in percent: ${JSON.stringify(v.y)}`);
+  const band = val.data.filter((d) => d.showlegend === false);
+  assert.equal(band.length, 2);
+  assert.ok(close(band[0].y, [60, 50]) && close(band[1].y, [40, 10]), 'band from the highest to the lowest seed');
+  assert.equal(band[1].fill, 'tonexty');
+  assert.ok(close(legend[1].y, [30, 30]));
+  // every drawn series of a figure has its own colour
+  const colours = legend.map((d) => (d.line as { color: string }).color);
+  assert.equal(new Set(colours).size, colours.length);
+  // seeds on demand; the global axis keeps the logged steps
+  const seeds = valAccuracyFigure(methods, 'v', { seeds: true }).data.filter((d) => d.showlegend === false);
+  assert.deepEqual(seeds.map((d) => d.name), ['L-vanilla-rl, seed 1', 'L-vanilla-rl, seed 2']);
+  // on global steps an SFT-only method is a curve of its own (its SFT validations where they happened)
+  const global = valAccuracyFigure(methods, 'v', { axis: 'global' }).data.filter((d) => d.showlegend !== false);
+  assert.deepEqual(global.map((d) => [d.name, d.x]), [['L-fcl-sft (1 seed)', [1]], ['L-vanilla-rl (mean of 2 seeds)', [5, 10]]]);
+  assert.deepEqual(rewardFigure(methods).data.filter((d) => d.showlegend !== false).map((d) => d.name), ['L-vanilla-rl (mean of 2 seeds)']);
   const run = fixture().store.experiments[1].seeds[0].metrics;
   const probe = probeFigure(run);
   assert.equal(probe.data.length, 3); // the fixture logs no pTopOther: its line is left out
@@ -199,10 +216,14 @@ test('figures: one trace per method, seeds averaged step by step', () => {
   assert.equal(gradSplitFigure(run).data.length, 6);
   const collapse = collapseFigure(run);
   assert.deepEqual(collapse.data.map((d) => d.name),
-    ['validation accuracy', 'p({")', 'p(<|im_end|>)', 'p(<tool_call>)', 'healthy-call share (sampled)']);
+    ['validation accuracy (%)', 'sampled reward (%)', 'healthy-call share, sampled (%)', 'p({")', 'p(<|im_end|>)', 'p(<tool_call>)']);
   assert.deepEqual(collapse.data[0].x, [5, 10]); // validated steps only
   assert.equal(collapse.data[0].mode, 'lines+markers');
-  assert.deepEqual(collapse.data.map((d) => d.yaxis ?? 'y'), ['y', 'y2', 'y2', 'y2', 'y'], 'the probe on the log axis, the rest linear');
+  assert.ok(close(collapse.data[0].y, [40, 10]), 'accuracy in percent');
+  assert.ok(close(collapse.data[3].y, [0.5, 0.5, 0.5]), 'probabilities on their own scale');
+  assert.deepEqual(collapse.data.map((d) => d.yaxis ?? 'y'), ['y', 'y', 'y', 'y2', 'y2', 'y2'], 'the probe on the log axis, the rest linear');
+  const lg = collapse.layout.legend as { x: number; xanchor: string };
+  assert.ok(lg.x > 1 && lg.xanchor === 'left', 'the legend sits right of the plot, past the second axis');
   const rec = (globalStep: number, reward: number) => ({ phase: 'grpo', stage: 0, globalStep, step: globalStep, reward }) as unknown as MetricRecord;
   assert.deepEqual(meanCurve([[rec(1, 1)], [rec(1, 3), rec(2, 5)]], 'reward'), { x: [1, 2], y: [2, 5] });
 });

@@ -20,6 +20,7 @@ import { formatLr } from './stats';
 import { COLLAPSE_LR } from '../experiments/configs';
 import { toCSV, toMarkdown, toHtml, toJSON } from './render';
 import { PlotlyFigure, ReportSection, escapeHtml, writeHtmlReport } from './plotly';
+import { collapseEvents, markEvents } from './timeline';
 import { valAccuracyFigure, rewardFigure, probeFigure, statesFigure, gradSplitFigure, collapseFigure, collapseRateFigure, methodRuns, hasRL } from './figures';
 import { renderPngs } from './png';
 import { PAPER_ROWS, PAPER_SOURCE } from './paper';
@@ -74,12 +75,12 @@ export function reportFigures(store: ResultsStore): NamedFigure[] {
     figs.push({ slug: 'collapse-rate-val-accuracy', title: `Supervisory signals at lr ${formatLr(COLLAPSE_LR)}: validation accuracy`, png: true,
       figure: atCollapse });
   }
-  // one collapse chart per sweep run and seed; a PNG for every seed that collapsed (as the LR table counts it)
+  // one collapse chart per sweep run and seed, its order of events marked (timeline.ts); a PNG for every seed that collapsed (as the LR table counts it)
   const start = baseValAccuracy(store);
   for (const e of sweepExperiments(store)) {
     for (const s of e.seeds) {
       figs.push({ slug: `collapse-${e.spec.name}-seed-${s.seed}`, title: `Collapse: lr ${sweepRowName(e)}, seed ${s.seed}`,
-        figure: collapseFigure(s.metrics, `Vanilla GRPO, lr ${sweepRowName(e)}, seed ${s.seed}`),
+        figure: markEvents(collapseFigure(s.metrics, `Vanilla GRPO, lr ${sweepRowName(e)}, seed ${s.seed}`), collapseEvents(s, e, start)),
         png: collapseVsStart(s, e, start) !== null });
     }
   }

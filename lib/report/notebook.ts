@@ -117,8 +117,9 @@ export function showTokens(tokenizer: Tokenizer, text: string, opts: { title?: s
 
 // ---- results-store views for notebooks 02-12 ---------------------------------------------------
 //
-//   pickResultsPreset(root, configs)        which committed store a notebook reads: full, else quick
-//   openResults(loadResults, root, preset)  load the store; a broken one is reported and read as empty
+//   notebookRegime()                         TOOLRL_REGIME: which base the study started from (strong | instruct)
+//   pickResultsPreset(root, configs)        which committed store a notebook reads: full, else quick, in that regime
+//   openResults(loadResults, root, store)   load the store, say which it is and what it lacks; a broken one reads as empty
 //   requireRuns(store, configs)             the finished experiments among `configs`; prints how to make the rest
 //   subStore(store, configs)                the store restricted to `configs` (for figures.ts / tables.ts)
 //   showReportTable(table)                  a tables.ts ReportTable with its notes (HTML, or text outside a kernel)
@@ -133,6 +134,9 @@ import { numberField } from "../train/records";
 import type { GRPOMetric, MetricRecord } from "../train/records";
 import type { PlotlyFigure } from "./plotly";
 import { tableHtml, tableText } from "./table";
+import { DEFAULT_REGIME, REGIMES, RegimeName, getRegime } from "../experiments/regimes";
+import { PRESETS, getStorePreset } from "../experiments/presets";
+import type { Preset } from "../experiments/presets";
 
 /** The parts of lib/report/results.ts's ExperimentResults these helpers read. */
 export interface ExperimentLike {
@@ -167,62 +171,130 @@ export interface TableLike {
   notes: string[];
 }
 
+/** The regime (and so the base) of the study a notebook reads: TOOLRL_REGIME, default strong. */
+export function notebookRegime(): RegimeName {
+  const v = process.env.TOOLRL_REGIME;
+  if (v === undefined || v === "") return DEFAULT_REGIME;
+  if (!(REGIMES as string[]).includes(v)) {
+    throw new Error(`TOOLRL_REGIME="${v}" names no regime (expected one of ${REGIMES.join(", ")}; lib/experiments/regimes.ts)`);
+  }
+  return v as RegimeName;
+}
+
+/** The store folder of `preset` in `regime`: "full", "full-instruct". A name that already is a store folder stays. */
+export function storeName(preset: string, regime: RegimeName = notebookRegime()): string {
+  if (!(PRESETS as string[]).includes(preset)) return preset;
+  return preset + getRegime(regime).storeSuffix;
+}
+
+/** The preset and regime flags of a store folder name, or null for a folder named otherwise (a scratch store). */
+function storeFlags(store: string): { preset: string; regime: string } | null {
+  try {
+    const p = getStorePreset(store);
+    return { preset: p.name, regime: p.regime.name };
+  } catch {
+    return null;
+  }
+}
+
 /** The command that fills the store with `configs` (all of the study when omitted). */
-export function reproduceCommand(preset: string, root: string, configs?: string[]): string {
-  const parts = ["npx toolrl reproduce", `--preset ${preset}`];
+export function reproduceCommand(store: string, root: string, configs?: string[]): string {
+  const flags = storeFlags(store);
+  const parts = ["npx toolrl reproduce", `--preset ${flags?.preset ?? store}`];
+  if (flags && flags.regime !== DEFAULT_REGIME) parts.push(`--regime ${flags.regime}`);
   if (!isDefaultResultsRoot(root)) parts.push(`--results ${root}`);
   if (configs && configs.length) parts.push(`--only ${configs.join(",")}`);
   return parts.join(" ");
 }
 
-/** Configs of `configs` with no finished seed under root/preset (finished as `reproduce` counts it: isFinished). */
-function missingRuns(root: string, preset: string, configs: string[]): string[] {
+/** Configs of `configs` with no finished seed under root/store (finished as `reproduce` counts it: isFinished). */
+function missingRuns(root: string, store: string, configs: string[]): string[] {
   return configs.filter((c) => {
-    const dir = path.join(root, preset, c);
+    const dir = path.join(root, store, c);
     return !fs.existsSync(dir) || !fs.readdirSync(dir).some((d) => d.startsWith("seed-") && isFinished(path.join(dir, d)));
   });
 }
 
 /**
- * The preset whose store a notebook reads. `TOOLRL_RESULTS_PRESET` decides when set; otherwise the first of
- * `candidates` (default: the paper-shaped `full` store, then the whole study at the `quick` size) that holds
- * every config the notebook compares, else the one that holds most of them. Prints what it chose and why, so
- * a reader knows which size of study the curves come from.
+ * The store a notebook reads (a folder under the results root). `TOOLRL_RESULTS_PRESET` decides when set (a preset,
+ * put in the regime, or a folder name as it is); otherwise the first of `candidates` (default: the paper-shaped `full`
+ * store, then the whole study at the `quick` size) in the regime `TOOLRL_REGIME` that holds every config the notebook
+ * compares, else the one that holds most of them. Prints what it chose when that is not the first candidate.
  */
 export function pickResultsPreset(root: string, configs: string[], candidates: string[] = ["full", "quick"]): string {
+  const regime = notebookRegime();
   const forced = process.env.TOOLRL_RESULTS_PRESET;
-  if (forced) return forced;
-  const missing = candidates.map((p) => missingRuns(root, p, configs));
+  if (forced) return storeName(forced, regime);
+  const stores = candidates.map((c) => storeName(c, regime));
+  const missing = stores.map((p) => missingRuns(root, p, configs));
   const best = missing.reduce((b, m, i) => (m.length < missing[b].length ? i : b), 0);
-  const chosen = candidates[best];
+  const chosen = stores[best];
   if (best > 0) {
-    console.log(`Reading the ${chosen} store: ${root}/${candidates[0]} lacks ${missing[0].join(", ")} ` +
+    console.log(`Reading the ${chosen} store: ${root}/${stores[0]} lacks ${missing[0].join(", ")} ` +
       `(set TOOLRL_RESULTS_PRESET=${candidates[0]} to read it anyway).`);
   }
   return chosen;
 }
 
+/** A registry entry as openResults reads it: name and report group (lib/experiments/configs.ts listExperiments()). */
+export interface ExpectedRun { name: string; group: string }
+
 /**
- * `load(preset, root)` (pass lib/report/results.ts's loadResults), printing a one-line overview. A broken
- * file is reported (with the name loadResults gives it) and the store is read as empty: the notebook goes on.
+ * What a store of a known preset and regime lacks: the configs of its regime's study (Regime.groups) with no
+ * finished seed, and those with fewer seeds than the preset runs. Empty lists for a store of another name.
  */
-export function openResults<S extends StoreLike>(load: (preset: string, root: string) => S, root: string, preset: string): S {
-  let store: S;
+export function storeGaps(store: StoreLike, expected: ExpectedRun[]): { missing: string[]; fewerSeeds: string[]; seeds: number } {
+  let preset: Preset;
   try {
-    store = load(preset, root);
+    preset = getStorePreset(store.preset);
+  } catch {
+    return { missing: [], fewerSeeds: [], seeds: 0 };
+  }
+  const want = expected.filter((e) => preset.regime.groups.includes(e.group)).map((e) => e.name);
+  const have = new Map(store.experiments.map((e) => [e.spec.name, e.seeds.length]));
+  return {
+    missing: want.filter((n) => !have.has(n)),
+    fewerSeeds: want.filter((n) => have.has(n) && (have.get(n) as number) < preset.seeds.length),
+    seeds: preset.seeds.length,
+  };
+}
+
+/**
+ * `load(store, root)` (pass lib/report/results.ts's loadResults), printing which store it is (folder, regime, base)
+ * and how complete. With `expected` (pass listExperiments()), a partial store also lists what it lacks, so every
+ * later "missing" is explained up front. A broken file is reported (with the name loadResults gives it) and the store
+ * is read as empty: the notebook goes on.
+ */
+export function openResults<S extends StoreLike>(load: (store: string, root: string) => S, root: string, store: string,
+  expected?: ExpectedRun[]): S {
+  let s: S;
+  try {
+    s = load(store, root);
   } catch (e) {
-    console.log(`Could not read the results store ${root}/${preset}: ${(e as Error).message}`);
-    return { preset, root, experiments: [], incomplete: [], unknown: [], branches: [] } as unknown as S;
+    console.log(`Could not read the results store ${root}/${store}: ${(e as Error).message}`);
+    return { preset: store, root, experiments: [], incomplete: [], unknown: [], branches: [] } as unknown as S;
   }
-  const runs = store.experiments.reduce((a, e) => a + e.seeds.length, 0);
+  const flags = storeFlags(store);
+  const regime = flags ? `, regime ${flags.regime} (base ${getRegime(flags.regime).base})` : "";
+  const runs = s.experiments.reduce((a, e) => a + e.seeds.length, 0);
   if (!runs) {
-    console.log(`No finished runs under ${root}/${preset}. Run \`${reproduceCommand(preset, root)}\` to create them; ` +
+    console.log(`No finished runs under ${root}/${store}${regime}. Run \`${reproduceCommand(store, root)}\` to create them; ` +
       "the cells that need them print a note and skip.");
-  } else {
-    console.log(`Results store ${root}/${preset}: ${runs} finished run(s) of ${store.experiments.length} experiment(s)` +
-      (store.incomplete.length ? `; not finished: ${store.incomplete.join(", ")}` : ""));
+    return s;
   }
-  return store;
+  console.log(`Reading the results store ${root}/${store}${regime}: ${runs} finished run(s) of ${s.experiments.length} experiment(s)` +
+    (s.incomplete.length ? `; not finished: ${s.incomplete.join(", ")}` : "") + ".");
+  if (expected) {
+    const gaps = storeGaps(s, expected);
+    if (gaps.missing.length || gaps.fewerSeeds.length) {
+      console.log(`This store is partial: ` +
+        (gaps.missing.length ? `no finished run of ${gaps.missing.join(", ")}` : "") +
+        (gaps.missing.length && gaps.fewerSeeds.length ? "; " : "") +
+        (gaps.fewerSeeds.length ? `fewer than ${gaps.seeds} seeds: ${gaps.fewerSeeds.join(", ")}` : "") +
+        `. \`${reproduceCommand(store, root)}\` runs what is missing.`);
+    }
+  }
+  return s;
 }
 
 /** The finished experiments among `configs` (in the order given); prints the command for the missing ones. */
@@ -257,6 +329,9 @@ export function showReportTable(t: TableLike): void {
   showHtml(tableHtml(rows.length ? rows : [{ [t.columns[0] ?? "method"]: "(no finished runs)" }], { caption: t.title }) + notes);
 }
 
+/** As stats.ts formatProbability (not imported: stats.ts loads danfojs): "4.1e-3" below 0.01, never a column of 0.000. */
+const probability = (p: number): string => (p < 0.01 ? p.toExponential(1) : p.toFixed(2));
+
 const pct = (v: number | null | undefined): string => (typeof v === "number" && Number.isFinite(v) ? (v * 100).toFixed(1) : "—");
 
 /**
@@ -287,7 +362,7 @@ export function rlSummaryRows(exps: ExperimentLike[]): Record<string, string | n
         "healthy response %": pct(rl.finalStates.healthyResponse),
         "pollution %": pct(rl.finalStates.pollution),
         "full collapse %": pct(rl.finalStates.fullCollapse),
-        "p(<|im_end|>)": rl.finalProbe.pImEnd.toFixed(3),
+        "p(<|im_end|>)": probability(rl.finalProbe.pImEnd),
         "ID eval %": pct(s.summary.eval.id?.mean),
       });
     }

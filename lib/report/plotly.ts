@@ -29,26 +29,52 @@ export interface LineFigureSpec {
 }
 
 /**
- * Lines over a shared x axis (training curves, sweeps).
+ * The fixed palette: series i of a figure gets PALETTE[i % n], and past n the dash pattern changes, so no colour
+ * (with its dash) ever stands for two series of one figure. Ten well-separated hues first (the Tableau 10 order),
+ * then two darker ones.
+ */
+export const PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+  "#bcbd22", "#17becf", "#393b79", "#637939"];
+const DASHES = ["solid", "dash", "dot", "dashdot"];
+
+/** The colour and dash of the i-th series of a figure. */
+export function seriesStyle(i: number): { color: string; dash: string } {
+  return { color: PALETTE[i % PALETTE.length], dash: DASHES[Math.floor(i / PALETTE.length) % DASHES.length] };
+}
+
+/** `#rrggbb` as `rgba(r,g,b,alpha)` (the fill of a band in the series' own colour). */
+export function withAlpha(hex: string, alpha: number): string {
+  const n = parseInt(hex.slice(1), 16);
+  return `rgba(${(n >> 16) & 255},${(n >> 8) & 255},${n & 255},${alpha})`;
+}
+
+/**
+ * The legend sits outside the plot, right of it, top-aligned: it can never cover a curve or the x axis title
+ * (a legend below the plot lands on the x title once it wraps to two rows). A figure with a second y axis on
+ * the right pushes it further out (`legendBeside(fig, true)`).
+ */
+export function legendBeside(fig: PlotlyFigure, secondAxis = false): PlotlyFigure {
+  fig.layout.legend = { orientation: "v", x: secondAxis ? 1.12 : 1.02, xanchor: "left", y: 1, yanchor: "top", font: { size: 11 } };
+  return fig;
+}
+
+/**
+ * Lines over a shared x axis (training curves, sweeps), coloured from the fixed palette.
  * Titles use the `{text}` object form: plotly 3 silently ignores a bare string title.
  */
 export function lineFigure(spec: LineFigureSpec): PlotlyFigure {
-  const data = spec.series.map((s) => ({
-    type: "scatter",
-    mode: "lines",
-    name: s.name,
-    x: s.x ?? spec.x,
-    y: s.y,
-  }));
+  const data = spec.series.map((s, i) => {
+    const { color, dash } = seriesStyle(i);
+    return { type: "scatter", mode: "lines", name: s.name, x: s.x ?? spec.x, y: s.y, line: { color, dash }, marker: { color } };
+  });
   const layout: Record<string, unknown> = {
     title: { text: spec.title },
     xaxis: { title: { text: spec.xTitle ?? "" }, zeroline: false },
     yaxis: { title: { text: spec.yTitle ?? "" }, zeroline: false },
     margin: { l: 60, r: 20, t: 50, b: 50 },
-    legend: { orientation: "h", y: -0.2 },
     height: 380,
   };
-  return { data, layout };
+  return legendBeside({ data, layout });
 }
 
 // ---- the plotly bundle ------------------------------------------------------------------

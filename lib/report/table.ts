@@ -66,6 +66,8 @@ export function formatCell(v: unknown, digits = 3): string {
   if (v === null || v === undefined) return "";
   if (typeof v === "number") {
     if (Number.isInteger(v) || !Number.isFinite(v)) return String(v);
+    // a value that would print as 0.000 (a probe probability of 4e-5) is not zero: scientific notation says how small
+    if (Math.abs(v) < 0.5 * 10 ** -digits) return v.toExponential(1);
     return v.toFixed(digits);
   }
   if (typeof v === "string") return v;
@@ -84,18 +86,31 @@ const TABLE_CSS =
   "table.toolrl-table th,table.toolrl-table td{padding:3px 10px;border:0;border-bottom:1px solid #e2e2e2}" +
   "table.toolrl-table th{background:#f4f4f4}" +
   "table.toolrl-table .num{font-variant-numeric:tabular-nums}" +
-  "table.toolrl-table tbody tr:hover td{background:#f3f5ff}";
+  "table.toolrl-table tbody tr:hover td{background:#f3f5ff}" +
+  "div.toolrl-scroll{overflow-x:auto;max-width:100%;margin:.4em 0}";
 
+/** Text cells longer than this wrap inside a bounded width instead of widening the table. */
+const LONG_TEXT = 48;
+const WRAP_STYLE = "text-align:left;max-width:36em;min-width:14em;white-space:normal;overflow-wrap:anywhere";
+
+/**
+ * The table as HTML inside a horizontally scrolling container: a table wider than the output area scrolls there
+ * instead of being cut off, and long text cells (JSON settings, evidence) wrap within a bounded width.
+ */
 export function tableHtml(input: TableInput, opts: TableOptions = {}): string {
   const { columns, rows, numeric } = toGrid(input);
   const digits = opts.digits ?? 3;
   const attrs = numeric.map((n) => (n ? ' class="num" style="text-align:right"' : ' style="text-align:left"'));
   const head = columns.map((c, j) => `<th${attrs[j]}>${escapeHtml(c)}</th>`).join("");
-  const body = rows
-    .map((r) => `<tr>${r.map((v, j) => `<td${attrs[j]}>${escapeHtml(formatCell(v, digits))}</td>`).join("")}</tr>`)
-    .join("\n");
+  const cell = (v: unknown, j: number) => {
+    const text = formatCell(v, digits);
+    const style = !numeric[j] && text.length > LONG_TEXT ? ` style="${WRAP_STYLE}"` : attrs[j];
+    return `<td${style}>${escapeHtml(text)}</td>`;
+  };
+  const body = rows.map((r) => `<tr>${r.map(cell).join("")}</tr>`).join("\n");
   const caption = opts.caption ? `<caption>${escapeHtml(opts.caption)}</caption>` : "";
-  return `<style>${TABLE_CSS}</style>\n<table class="toolrl-table">${caption}\n<thead><tr>${head}</tr></thead>\n<tbody>\n${body}\n</tbody></table>`;
+  return `<style>${TABLE_CSS}</style>\n<div class="toolrl-scroll"><table class="toolrl-table">${caption}\n<thead><tr>${head}</tr></thead>\n` +
+    `<tbody>\n${body}\n</tbody></table></div>`;
 }
 
 /** The same table as aligned monospace text (the fallback outside a notebook). */
