@@ -52,10 +52,10 @@ test('lib never imports a local file for its side effects only', () => {
   assert.deepEqual(bad, []);
 });
 
-// docs/design.md C: dependencies point one way. A file may import its own layer or a lower one; train and
-// diagnostics use each other (the trainer logs the probe, calibration runs rollouts).
+// docs/design.md C: dependencies point one way. A file may import its own layer or a lower one. diagnostics is a
+// library of instruments over a model (the probe, the gradient split) that the trainer uses: below train.
 const LAYER: Record<string, number> = {
-  '': 0, util: 0, format: 1, envs: 2, model: 2, train: 3, diagnostics: 3, bench: 4, experiments: 5, report: 6, cli: 7,
+  '': 0, util: 0, format: 1, envs: 2, model: 2, diagnostics: 3, train: 4, bench: 5, experiments: 6, report: 7, cli: 8,
 };
 test('lib layers import downwards only (nothing in format, envs, model or train imports experiments, report or cli)', () => {
   const layerOf = (file: string) => {
@@ -72,4 +72,30 @@ test('lib layers import downwards only (nothing in format, envs, model or train 
     }
   }
   assert.deepEqual(bad, []);
+});
+
+// No circles, type-only imports included: within a layer too, a file that imports another must not be imported
+// back by it, directly or through others (a reader can then read every folder bottom-up).
+test('lib has no import cycles', () => {
+  const graph = new Map<string, string[]>();
+  for (const { file, imports } of libImports()) {
+    graph.set(path.normalize(file), imports.map((imp) => {
+      const target = path.normalize(path.join(path.dirname(file), imp));
+      return target.endsWith('.ts') ? target : `${target}.ts`;
+    }));
+  }
+  const cycles: string[] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const visit = (node: string, trail: string[]) => {
+    if (state.get(node) === 'done') return;
+    if (state.get(node) === 'open') {
+      cycles.push([...trail.slice(trail.indexOf(node)), node].join(' -> '));
+      return;
+    }
+    state.set(node, 'open');
+    for (const next of graph.get(node) ?? []) if (graph.has(next)) visit(next, [...trail, node]);
+    state.set(node, 'done');
+  };
+  for (const node of [...graph.keys()].sort()) visit(node, []);
+  assert.deepEqual(cycles, []);
 });

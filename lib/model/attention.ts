@@ -15,18 +15,12 @@
  *   matMul, and the latest slots sit in a small tail read with transposeB; wasm keeps one growing K / V
  *   (lib/model/kvcache.ts).
  * - Only 4-D transposes (5-D ones are slow); 1/sqrt(hd) is folded into Q (smaller than the score tensor).
- * - The mask is an additive bias built outside any differentiated function (0 = attend, -1e9 = masked).
- *   -1e9 rather than -Infinity: a query row with every key masked (a padding slot of an empty cache row)
- *   then gets a harmless uniform softmax instead of NaNs; real rows always have an unmasked key, and
- *   exp(-1e9 - max) underflows to exactly 0, so masked keys contribute nothing.
+ * - The mask is an additive bias built outside any differentiated function (lib/model/mask.ts).
  */
 import * as tf from '@tensorflow/tfjs';
 import { gelu, geluUnscaled, layerNorm, linear, normLinear } from './layers';
 import { headMatMul } from './matmul';
 import type { CacheLayer, DecodeWeights } from './kvcache';
-
-/** Additive mask value for a forbidden (query, key) pair. */
-export const MASK_VALUE = -1e9;
 
 /** One block's parameters (names follow HF GPT-2; weights are [in, out]). */
 export interface BlockParams {
@@ -36,13 +30,6 @@ export interface BlockParams {
   ln2g: tf.Variable; ln2b: tf.Variable;
   wfc: tf.Variable; bfc: tf.Variable; // [C, 4C], [4C]
   wfc2: tf.Variable; bfc2: tf.Variable; // [4C, C], [C]
-}
-
-/** The causal bias for a full sequence: [1, 1, T, T], 0 on and below the diagonal, MASK_VALUE above. */
-export function causalBias(T: number): tf.Tensor4D {
-  const data = new Float32Array(T * T);
-  for (let i = 0; i < T; i++) for (let j = i + 1; j < T; j++) data[i * T + j] = MASK_VALUE;
-  return tf.tensor4d(data, [1, 1, T, T]);
 }
 
 /** [B*T, C] -> [B, H, T, hd] (or with perm [0, 2, 3, 1]: [B, H, hd, T]). */

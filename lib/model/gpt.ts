@@ -15,7 +15,8 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../prng';
-import { BlockParams, blockForward, CacheBias, causalBias, decodeBlock } from './attention';
+import { BlockParams, blockForward, CacheBias, decodeBlock } from './attention';
+import { causalBias } from './mask';
 import { GPTConfig, validateGPTConfig } from './config';
 import { CacheLayer, DecodeWeights, KVCache } from './kvcache';
 import { embed, gatherRows, GELU_DECODE_SCALES, layerNorm, linear, normLinear } from './layers';

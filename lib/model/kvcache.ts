@@ -27,7 +27,7 @@
  * the cache along the batch axis.
  */
 import * as tf from '@tensorflow/tfjs';
-import { MASK_VALUE } from './attention';
+import { MASK_VALUE } from './mask';
 
 /** One-token slots kept in the tail before it is folded into the frozen part. */
 export const TAIL_SLOTS = 32;

@@ -4,57 +4,30 @@
  * advantages, then update the policy with the clipped (dual-clip) PPO loss + k3 KL in mini-batches.
  *
  * Synchronous supervisory signals (OPS, HBG, per-update SFT; docs/design.md A.6) plug in through `SyncSignal`
- * without touching this loop. Every step logs the paper's instruments (lib/diagnostics).
+ * (signal.ts) without touching this loop. Every step logs the paper's instruments (instruments.ts).
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../../prng';
 import { GPT } from '../../model/gpt';
 import { Tokenizer } from '../../format/tokenizer';
 import { TOOL_CALL_OPEN } from '../../format/tokens';
 import { renderConversation, ASSISTANT_PREFIX } from '../../format/chat';
-import { stateShares } from '../../format/states';
-import { StructuralState } from '../../format/types';
 import { Task } from '../../envs/task';
 import { Episode } from '../../envs/episode';
 import { AdamW } from '../optim';
 import { constantWithWarmup } from '../schedule';
-import { PaddedBatch } from '../batch';
 import { rollout, ScriptedRow, Trajectory } from '../rollout';
 import { evaluateModel, EvalResult } from '../evaluate';
 import { MetricsSink } from '../metrics';
 import { GRPOStepRecord, PerCategoryAccuracy, RolloutRecord } from '../records';
-import { probeContexts, probeTokenIds, runProbe } from '../../diagnostics/probe';
-import { gradientSplit, topOtherSplit } from '../../diagnostics/gradsplit';
-import { grpoAdvantages, zeroRewardGroupShare, zeroVarianceGroupShare } from './advantages';
+import { probeContexts, probeTokenIds } from '../../diagnostics/probe';
+import { grpoAdvantages } from './advantages';
 import { GRPOConfig, validateGRPOConfig } from './config';
 import { disposeMiniBatches, prepareMiniBatches } from './prepare';
-import { updateMiniBatch } from './update';
-
-/** What a synchronous signal may change about one rollout of a group (docs/design.md A.6). */
-export interface RolloutPlan {
-  /** Appended to the system prompt while sampling only (HBG); training sees the hint-free prompt. */
-  hint?: string;
-  /** Assistant messages to emit instead of sampling (OPS's ground-truth rollout). */
-  script?: ScriptedRow;
-}
-
-export interface SyncSignal {
-  name: string;
-  /** Plan for rollout `index` (0..groupSize-1) of `task`'s group. */
-  plan?(task: Task, index: number): RolloutPlan;
-  /**
-   * Per-token loss for off-policy (scripted) tokens instead of the clipped-ratio loss (OPS's LUFFY variant):
-   * logp [M] of the current policy at the trained tokens, adv [M] -> [M]. Called inside the gradient scope.
-   */
-  offPolicyLoss?(logp: tf.Tensor1D, adv: tf.Tensor1D): tf.Tensor1D;
-  /** Data for an extra loss of one mini-batch (the per-update SFT loss), built outside the gradient scope. */
-  prepareExtra?(tasks: Task[]): PaddedBatch | null;
-  /** The extra loss on that data, added to the GRPO loss inside the gradient scope. */
-  extraLoss?(model: GPT, batch: PaddedBatch): tf.Scalar;
-}
-
+import { UpdateStats, updateMiniBatch } from './update';
+import { mean, probeFields, rolloutFields, splitFields, stateFields, updateFields } from './instruments';
+import { SyncSignal } from './signal';
 
 export interface TrainerArgs {
   model: GPT;
@@ -169,8 +142,11 @@ export class GRPOTrainer {
     return { seen: reward(seenTasks), unseen: reward(unseenTasks) };
   }
 
-  /** Sample the step's groups and roll them out. Returns trajectories laid out group after group. */
-  private sampleGroups(): { tasks: Task[]; trajs: Trajectory[]; hinted: boolean[]; seconds: number; tokens: number } {
+  /**
+   * Sample the step's groups and roll them out: `promptsPerStep` tasks x `groupSize` rollouts, laid out group after
+   * group, each planned by the signal (a hint, a script, or plain sampling).
+   */
+  private sampleGroups(): { tasks: Task[]; trajs: Trajectory[]; hinted: boolean[]; seconds: number } {
     const cfg = this.config;
     const tok = this.args.tokenizer;
     const tasks = this.rng.sample(this.args.trainTasks, cfg.promptsPerStep);
@@ -198,20 +174,22 @@ export class GRPOTrainer {
     trajs.forEach((t, i) => {
       if (hinted[i]) replacePrompt(t, tok.encode(renderPrompt(episodes[i].task)));
     });
-    const tokens = trajs.reduce((a, t) => a + t.ids.length, 0);
-    return { tasks, trajs, hinted, seconds, tokens };
+    return { tasks, trajs, hinted, seconds };
   }
 
-  /** One RL step; returns the logged record. */
+  /**
+   * One RL step, as the algorithm reads: roll out the groups, score them, compute group advantages, prepare the
+   * mini-batches (old and reference log-probs), update the policy; then the instruments (instruments.ts) and, every
+   * `valEvery` steps, greedy validation. Returns the logged record.
+   */
   step(): GRPOStepRecord {
     const cfg = this.config;
     const tok = this.args.tokenizer;
     const stepNo = this.stepIndex + 1;
-    const { tasks, trajs, hinted, seconds: rolloutSeconds, tokens: rolloutTokens } = this.sampleGroups();
-    const rewards = trajs.map((t) => t.reward);
-    const adv = grpoAdvantages(rewards, cfg.groupSize);
+    const { tasks, trajs, hinted, seconds: rolloutSeconds } = this.sampleGroups();
+    const rewards = trajs.map((t) => t.reward); // [promptsPerStep * groupSize], binary checker reward
+    const adv = grpoAdvantages(rewards, cfg.groupSize); // [promptsPerStep * groupSize], (r - group mean) / (group std + eps)
 
-    // ---- old (pre-update) and reference log-probs per mini-batch, in length-sorted micro-batches ----
     const t1 = Date.now();
     const probeIds = probeTokenIds(tok);
     const prep = prepareMiniBatches({
@@ -219,80 +197,31 @@ export class GRPOTrainer {
       promptsPerMiniBatch: cfg.promptsPerMiniBatch, maxContext: cfg.maxContext, microBatchTokens: cfg.microBatchTokens,
       openId: tok.id(TOOL_CALL_OPEN), newlineId: tok.id('\n'), probeIds,
     });
-    const extras: (PaddedBatch | null)[] = [];
+    // the signal's extra loss data per mini-batch (the per-update SFT loss), built outside the gradient scope
+    const extras = prep.minibatches.map((mb) => this.args.signal?.prepareExtra?.(tasks.slice(mb.firstGroup, mb.firstGroup + cfg.promptsPerMiniBatch)) ?? null);
     try {
-      // ---- updates: one pass over the mini-batches (ppoEpochs = 1 in the paper) ----
       const lr = this.schedule(this.stepIndex - this.optimizerStart);
-      const acc = { loss: 0, pg: 0, kl: 0, clip: 0, dual: 0, grad: 0, n: 0 };
-      for (const mb of prep.minibatches) {
-        const mbTasks = tasks.slice(mb.firstGroup, mb.firstGroup + cfg.promptsPerMiniBatch);
-        extras.push(this.args.signal?.prepareExtra ? this.args.signal.prepareExtra(mbTasks) : null);
-      }
-      for (let epoch = 0; epoch < cfg.ppoEpochs; epoch++) {
+      const updates: UpdateStats[] = [];
+      for (let epoch = 0; epoch < cfg.ppoEpochs; epoch++) { // ppoEpochs = 1 in the paper: one pass over the mini-batches
         prep.minibatches.forEach((mb, i) => {
-          const u = updateMiniBatch(this.model, this.opt, mb, cfg, lr, { signal: this.args.signal, extra: extras[i], stepNo });
-          acc.loss += u.loss; acc.pg += u.pgLoss; acc.kl += u.kl; acc.clip += u.clipFrac; acc.dual += u.dualClipFrac;
-          acc.grad += u.gradNorm; acc.n++;
+          updates.push(updateMiniBatch(this.model, this.opt, mb, cfg, lr, { signal: this.args.signal, extra: extras[i], stepNo }));
         });
       }
-      const trainSeconds = (Date.now() - t1) / 1000;
       const trainTokens = prep.minibatches.reduce((a, mb) => a + mb.micro.reduce((b, m) => b + m.batch.inputs.size, 0), 0) * cfg.ppoEpochs;
-
-      // ---- instruments ----
-      const gs = gradientSplit({ probs: prep.split.probs, sampled: prep.split.sampled, advantages: prep.split.advantages, tokenIds: probeIds });
-      const go = topOtherSplit(prep.split.sampled, prep.split.advantages, prep.split.topOthers);
-      const probe = runProbe(this.model, tok, this.probeCtx);
-      const states: StructuralState[] = [];
-      for (const t of trajs) for (const m of t.messages) if (!m.scripted) states.push(m.state);
-      const shares = stateShares(states);
+      const trainSeconds = (Date.now() - t1) / 1000;
       this.stepIndex = stepNo;
+
       const rec: GRPOStepRecord = {
         step: stepNo,
         lr,
-        reward: mean(rewards),
-        zeroRewardGroups: zeroRewardGroupShare(rewards, cfg.groupSize),
-        zeroVarianceGroups: zeroVarianceGroupShare(rewards, cfg.groupSize),
-        loss: acc.loss / acc.n,
-        pgLoss: acc.pg / acc.n,
-        kl: acc.kl / acc.n,
-        clipFrac: acc.clip / acc.n,
-        dualClipFrac: acc.dual / acc.n,
-        gradNorm: acc.grad / acc.n,
+        ...rolloutFields(trajs, rewards, cfg.groupSize, rolloutSeconds),
+        ...updateFields(updates, trainTokens, trainSeconds),
         entropy: prep.entropy,
-        messagesPerTrajectory: mean(trajs.map((t) => t.messages.length)),
-        tokensPerTrajectory: rolloutTokens / trajs.length,
-        truncatedShare: mean(trajs.map((t) => (t.truncated ? 1 : 0))),
-        rolloutSeconds,
-        trainSeconds,
-        rolloutTokensPerS: rolloutTokens / Math.max(rolloutSeconds, 1e-3),
-        trainTokensPerS: trainTokens / Math.max(trainSeconds, 1e-3),
-        pJsonOpen: probe.pJsonOpen,
-        pImEnd: probe.pImEnd,
-        pToolCall: probe.pToolCall,
-        probeTopOther: probe.topOther,
-        pTopOther: probe.pTopOther,
-        splitPositions: gs.positions,
-        selfJsonOpen: gs.self[0], otherJsonOpen: gs.other[0],
-        selfImEnd: gs.self[1], otherImEnd: gs.other[1],
-        selfToolCall: gs.self[2], otherToolCall: gs.other[2],
-        splitTopOther: go.id === null ? null : tok.piece(go.id), selfTopOther: go.self, otherTopOther: go.other,
-        healthyCall: shares.healthyCall,
-        healthyResponse: shares.healthyResponse,
-        pollution: shares.pollution,
-        fullCollapse: shares.fullCollapse,
+        ...probeFields(this.model, tok, this.probeCtx),
+        ...splitFields(prep.split, probeIds, tok),
+        ...stateFields(trajs),
       };
-      if (stepNo % cfg.valEvery === 0 || stepNo === cfg.steps) {
-        const val = this.validate();
-        rec.valAccuracy = val.mean;
-        for (const [c, v] of Object.entries(val.perCategory)) rec[`val_${c}` as keyof PerCategoryAccuracy] = v.accuracy;
-        rec.valFullCollapse = val.states.fullCollapse;
-        rec.valHealthyCall = val.states.healthyCall;
-        const memo = this.memorisation(stepNo);
-        if (memo) {
-          if (Number.isFinite(memo.seen)) rec.valSeenReward = memo.seen;
-          rec.valUnseenReward = memo.unseen;
-        }
-      }
+      if (stepNo % cfg.valEvery === 0 || stepNo === cfg.steps) Object.assign(rec, this.validationFields(stepNo));
       this.args.metrics?.log(rec);
       this.writeStepRecords(stepNo, trajs);
       return rec;
@@ -300,6 +229,21 @@ export class GRPOTrainer {
       disposeMiniBatches(prep.minibatches);
       for (const e of extras) e?.dispose();
     }
+  }
+
+  /** Greedy validation (overall, per category, states) and the memorisation measure, as fields of the step record. */
+  private validationFields(stepNo: number): Partial<GRPOStepRecord> {
+    const val = this.validate();
+    const out: Partial<GRPOStepRecord> = { valAccuracy: val.mean };
+    for (const [c, v] of Object.entries(val.perCategory)) out[`val_${c}` as keyof PerCategoryAccuracy] = v.accuracy;
+    out.valFullCollapse = val.states.fullCollapse;
+    out.valHealthyCall = val.states.healthyCall;
+    const memo = this.memorisation(stepNo);
+    if (memo) {
+      if (Number.isFinite(memo.seen)) out.valSeenReward = memo.seen;
+      out.valUnseenReward = memo.unseen;
+    }
+    return out;
   }
 
   private writeStepRecords(step: number, trajs: Trajectory[]): void {
@@ -321,10 +265,6 @@ export class GRPOTrainer {
   dispose(): void {
     this.opt.dispose();
   }
-}
-
-function mean(xs: number[]): number {
-  return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0;
 }
 
 /** The hint-free prompt of a task, exactly as the rollout engine encodes it. */

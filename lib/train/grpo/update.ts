@@ -15,7 +15,7 @@ import { PaddedBatch } from '../batch';
 import { timed } from '../phases';
 import { MiniBatch } from './prepare';
 import { PolicyLossConfig, policyLoss } from './loss';
-import type { SyncSignal } from './trainer';
+import type { SyncSignal } from './signal';
 import type { GRPOStepRecord } from '../records';
 
 /** What one update logs (token-means over the mini-batch; gradNorm before clipping): the step record's loss fields. */

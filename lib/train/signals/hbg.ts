@@ -7,7 +7,7 @@
  */
 import { makeHint } from '../../envs/hints';
 import { Task } from '../../envs/task';
-import { SyncSignal } from '../grpo/trainer';
+import { SyncSignal } from '../grpo/signal';
 
 export interface HBGConfig {
   /** Rollouts per group that see the hint. Paper: 2 (rollouts 0 and 1). */

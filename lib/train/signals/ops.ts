@@ -12,7 +12,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { teacherAssistantMessages } from '../../envs/teacher';
 import { Task } from '../../envs/task';
-import { SyncSignal } from '../grpo/trainer';
+import { SyncSignal } from '../grpo/signal';
 
 export interface OPSConfig {
   /** Rollouts per group replaced by the ground truth. Paper: 1 (rollout 0). */

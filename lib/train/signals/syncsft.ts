@@ -12,7 +12,7 @@ import { GPT } from '../../model/gpt';
 import { encodeConversation, TrainingSequence } from '../encode';
 import { padBatch, PaddedBatch } from '../batch';
 import { trainedCrossEntropy } from '../sft';
-import { SyncSignal } from '../grpo/trainer';
+import { SyncSignal } from '../grpo/signal';
 
 export interface SyncSFTConfig {
   /** Weight of the SFT loss added to each GRPO update. Paper code: 1.0. */
