@@ -207,7 +207,7 @@ export function rollout(model: GPT, tokenizer: Tokenizer, episodes: Episode[], o
     r.pending = toFeed.concat(obs);
   };
 
-  const cache = model.createCache(rows.length);
+  const cache = model.createCache(rows.length); // K / V per layer for rows.length rows, grown as tokens are read
   // cacheRows[c] = the episode in cache row c; finished episodes leave the cache (KVCache.retain)
   let cacheRows = rows.map((_, i) => i);
   try {
@@ -218,10 +218,10 @@ export function rollout(model: GPT, tokenizer: Tokenizer, episodes: Episode[], o
       // long chunks (prompts) only when no live row is mid-message.
       const anySampling = rows.some((r) => r.live && r.message.length > 0);
       const chunk = anySampling ? cfg.readChunkWhileSampling : cfg.readChunk;
-      const inputs = cacheRows.map((i) => (rows[i].live ? rows[i].pending.splice(0, chunk) : []));
+      const inputs = cacheRows.map((i) => (rows[i].live ? rows[i].pending.splice(0, chunk) : [])); // [R][<= chunk] token ids
       const tModel = performance.now();
-      const logitsT = model.append(cache, inputs);
-      const logits = logitsT.dataSync() as Float32Array;
+      const logitsT = model.append(cache, inputs); // [R, V]: next-token logits after each row's last token read
+      const logits = logitsT.dataSync() as Float32Array; // row c at c * V
       logitsT.dispose();
       const tSample = performance.now();
       addPhase(anySampling ? 'decode' : 'prefill', tSample - tModel);

@@ -121,6 +121,8 @@ export function prepareMiniBatches(a: PrepareArgs): Prepared {
       const lengths = rows.map((t) => Math.min(t.ids.length, a.maxContext));
       for (const idx of microBatches(lengths, a.microBatchTokens)) {
         const group = idx.map((b) => rows[b]);
+        // inputs / targets / mask [b, T] for the b rows of this micro-batch (T = longest row, <= maxContext);
+        // extras gathered at the M trained positions (mask = 1): adv, off, sampled, ent [M] each
         const batch = padBatch(group, a.maxContext, {
           adv: group.map((t, j) => t.ids.map(() => a.advantages[s + idx[j]])),
           off: group.map((t) => t.offPolicy),
@@ -129,7 +131,7 @@ export function prepareMiniBatches(a: PrepareArgs): Prepared {
         });
         if (batch.targetCount === 0) { batch.dispose(); continue; } // nothing trained in these rows
         mb.targetCount += batch.targetCount;
-        const micro: MicroBatch = { batch, old: batch.extras.sampled, ref: null };
+        const micro: MicroBatch = { batch, old: batch.extras.sampled, ref: null }; // old [M]: the sampler's log-probs
         mb.micro.push(micro);
         // old log-probs and entropies: the sampler's, except on rows that need a scoring pass
         const score = idx.map((b) => needsScoring(rows[b], a.hinted[s + b]));
@@ -145,11 +147,12 @@ export function prepareMiniBatches(a: PrepareArgs): Prepared {
           idx.forEach((b, j) => {
             if (score[j]) probeAt[b].forEach((i) => { probeIdx.push(at.get(`${j}:${i}`)!); where.push(slot.get(`${b}:${i}`)!); });
           });
+          // logp [M] and entropies [M] of the current (pre-update) policy, probe probabilities at probeIdx
           const scored = timed('scoring', () => scoreBatch(a.model, batch, probeIdx, a.probeIds, true));
           scored.probeProbs.forEach((p, k) => { split.probs[where[k]] = p; split.topOthers[where[k]] = scored.topOther[k]; });
-          const w = tf.tensor1d(fromScoring, 'float32');
+          const w = tf.tensor1d(fromScoring, 'float32'); // [M]: 1 where the scoring pass replaces the sampler's value
           const pick = (sampler: tf.Tensor1D, scoring: tf.Tensor1D) =>
-            tf.tidy(() => tf.add(tf.mul(scoring, w), tf.mul(sampler, tf.sub(1, w)))) as tf.Tensor1D;
+            tf.tidy(() => tf.add(tf.mul(scoring, w), tf.mul(sampler, tf.sub(1, w)))) as tf.Tensor1D; // [M]
           micro.old = pick(batch.extras.sampled, scored.logp);
           ent = pick(batch.extras.ent, scored.entropies!);
           tf.dispose([w, scored.logp, scored.entropies!]);
@@ -164,7 +167,7 @@ export function prepareMiniBatches(a: PrepareArgs): Prepared {
             if (k !== undefined) { split.probs[k] = r.probs; split.topOthers[k] = r.topOther; }
           }
         });
-        if (a.ref) micro.ref = timed('scoring', () => scoreBatch(a.ref!, batch, [], [], false).logp);
+        if (a.ref) micro.ref = timed('scoring', () => scoreBatch(a.ref!, batch, [], [], false).logp); // [M]: the KL term's reference
       }
     }
   } catch (e) {
