@@ -70,8 +70,11 @@ export function regimesTable(stores: RegimeStore[]): string {
   return lines.join('\n');
 }
 
-/** ID average per method: paper, then each regime (mean over seeds), Table 1's rows in registry order. */
-export function headlineTable(stores: RegimeStore[]): string {
+/**
+ * ID average per method: paper, then each regime ("mean (seeds)" over seeds, percent), Table 1's rows in registry
+ * order; a row per method that any store holds. The README's and docs/results.md's headline table, and notebook 12's.
+ */
+export function headlineRows(stores: RegimeStore[]): Record<string, string>[] {
   const names: string[] = [];
   const labels = new Map<string, string>();
   for (const s of stores) {
@@ -81,17 +84,24 @@ export function headlineTable(stores: RegimeStore[]): string {
       labels.set(e.spec.name, e.spec.label);
     }
   }
-  const lines = [`| method | paper | ${stores.map((s) => `${s.label} (seeds)`).join(' | ')} |`, `| :--- | ---: | ${stores.map(() => '---:').join(' | ')} |`];
-  for (const n of names) {
-    const cells = stores.map((s) => {
-      const e = s.store.experiments.find((x) => x.spec.name === n);
-      if (!e) return '—';
-      const v = e.seeds.map((x) => idAverage(x.summary)).filter((x): x is number => x !== undefined);
-      return v.length ? `${(100 * v.reduce((a, b) => a + b, 0) / v.length).toFixed(1)} (${v.length})` : '—';
-    });
+  return names.map((n) => {
     const paper = PAPER_ROWS[n]?.average;
-    lines.push(`| ${labels.get(n)} | ${paper === undefined ? '—' : paper.toFixed(2)} | ${cells.join(' | ')} |`);
-  }
+    const row: Record<string, string> = { method: labels.get(n) as string, paper: paper === undefined ? '—' : paper.toFixed(2) };
+    for (const s of stores) {
+      const e = s.store.experiments.find((x) => x.spec.name === n);
+      const v = (e?.seeds ?? []).map((x) => idAverage(x.summary)).filter((x): x is number => x !== undefined);
+      row[`${s.label} (seeds)`] = v.length ? `${(100 * v.reduce((a, b) => a + b, 0) / v.length).toFixed(1)} (${v.length})` : '—';
+    }
+    return row;
+  });
+}
+
+/** headlineRows as a Markdown table. */
+export function headlineTable(stores: RegimeStore[]): string {
+  const rows = headlineRows(stores);
+  const columns = ['method', 'paper', ...stores.map((s) => `${s.label} (seeds)`)];
+  const lines = [`| ${columns.join(' | ')} |`, `| :--- | ${columns.slice(1).map(() => '---:').join(' | ')} |`];
+  for (const r of rows) lines.push(`| ${columns.map((c) => r[c]).join(' | ')} |`);
   return lines.join('\n');
 }
 
