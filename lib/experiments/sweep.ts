@@ -96,123 +96,147 @@ function idMean(out: string): number | null {
 
 /** Run `jobs` in list order as far as dependencies and `concurrency` allow; resolves with the failures. */
 export function runSweep(jobs: SweepJob[], opts: SweepOptions = {}): Promise<SweepFailure[]> {
-  const concurrency = Math.max(1, Math.floor(opts.concurrency ?? 2));
-  const launch = opts.launch ?? childLauncher;
-  const log = opts.log ?? ((l: string) => process.stdout.write(l + '\n'));
-  // skip / resume / fresh, and the init job of each: the same decisions as a Slurm submission (plan.ts)
-  const decisions = decideRuns(jobs, { force: opts.force, specOf: opts.specOf, log });
-  const action = new Map<SweepJob, RunAction>(decisions.map((d) => [d.job, d.action]));
-  const dep = new Map<SweepJob, SweepJob | undefined>(decisions.map((d) => [d.job, d.init]));
-  const state = new Map<SweepJob, 'pending' | 'running' | 'ok' | 'failed'>(jobs.map((j) => [j, action.get(j) === 'skip' ? 'ok' : 'pending']));
-  const failures: SweepFailure[] = [];
-  const durations = new Map<string, number[]>(); // config -> seconds of its finished runs
-  const width = String(jobs.length).length;
-  let counter = 0;
-  const tag = (n: number, j: SweepJob) => `[${String(n).padStart(width)}/${jobs.length}] ${j.config} seed ${j.seed}`;
-  // Configs differ by orders of magnitude (an evaluation takes a minute, an RL run most of an hour): a job is
-  // estimated by its own config's finished runs, else by the slowest config seen so far.
-  const eta = () => {
-    if (!durations.size) return '';
-    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-    const slowest = Math.max(...Array.from(durations.values(), mean));
-    const left = jobs.filter((j) => state.get(j) === 'pending' || state.get(j) === 'running'); // this one included
-    const total = left.reduce((a, j) => a + (durations.has(j.config) ? mean(durations.get(j.config)!) : slowest), 0);
-    return left.length ? ` | ${left.length} left, eta ${formatDuration(total / concurrency)}` : '';
-  };
-  /** `showLog`: print the tail of run.log (only for a run that this sweep started and that failed on its own). */
-  const fail = (j: SweepJob, n: number, code: number | null, reason: string, showLog = false) => {
-    const logFile = path.join(j.out, 'run.log');
-    state.set(j, 'failed');
-    const f: SweepFailure = { job: j, code, reason, logTail: tail(logFile) };
-    failures.push(f);
-    log(`${tag(n, j)} FAILED: ${reason}${eta()}`);
-    if (showLog) log(`  last lines of ${logFile}:\n${f.logTail.split('\n').map((l) => '    ' + l).join('\n')}`);
-  };
-
-  const aborter = new AbortController();
-  let interrupted: string | null = null;
-
   return new Promise((resolve) => {
-    let running = 0;
-    const onSignal = (sig: NodeJS.Signals) => {
-      if (interrupted) return;
-      interrupted = sig;
-      log(`interrupted (${sig}): stopping ${running} running run(s) and waiting for them; a rerun resumes them`);
-      aborter.abort();
-      if (running === 0) pump();
-    };
+    const sweep = new Sweep(jobs, opts, resolve);
     const signals = opts.signals ?? ['SIGINT', 'SIGTERM'];
+    const onSignal = (sig: NodeJS.Signals) => sweep.interrupt(sig);
     for (const sig of signals) process.on(sig, onSignal);
-    const finish = () => {
-      for (const sig of signals) process.removeListener(sig, onSignal);
-      resolve(failures);
-    };
-    const start = (j: SweepJob) => {
-      const n = ++counter;
-      const d = dep.get(j);
-      if (d && state.get(d) === 'failed') {
-        fail(j, n, null, `its init run ${d.config} seed ${d.seed} failed`);
-        return;
-      }
-      const holder = lockHolder(j.out);
-      if (holder) {
-        fail(j, n, null, `${j.out} is in use by process ${holder.pid} (since ${holder.started})`);
-        return;
-      }
-      fs.mkdirSync(j.out, { recursive: true });
-      const resume = action.get(j) === 'resume';
-      const args = runArgs(j, resume ? 'resume' : 'fresh', opts.extraArgs ?? []);
-      const logFile = path.join(j.out, 'run.log');
-      if (!resume) fs.writeFileSync(logFile, ''); // a resumed run appends to the log of the killed one
-      state.set(j, 'running');
-      running++;
-      log(`${tag(n, j)} started${resume ? ' (resuming)' : ''}: log ${logFile}`);
-      const t0 = Date.now();
-      launch(j, args, logFile, aborter.signal).then((code) => ({ code, err: null as Error | null }), (err: Error) => ({ code: null, err }))
-        .then(({ code, err }) => {
-          running--;
-          const secs = (Date.now() - t0) / 1000;
-          const why = unfinishedReason(j.out);
-          if (err) fail(j, n, null, `could not start: ${err.message}`, true);
-          else if (interrupted && (code !== 0 || why !== null)) {
-            fail(j, n, code, `stopped: interrupted by ${interrupted}`);
-            failures[failures.length - 1].interrupted = true;
-          } else if (code !== 0) fail(j, n, code, `exited with code ${code}`, true);
-          else if (why !== null) fail(j, n, code, `exited 0 but left no finished run: ${why}`, true);
-          else {
-            state.set(j, 'ok');
-            durations.set(j.config, [...(durations.get(j.config) ?? []), secs]);
-            const id = idMean(j.out);
-            log(`${tag(n, j)} done in ${formatDuration(secs)}${id === null ? '' : `: ID ${id.toFixed(3)}`}${eta()}`);
-          }
-          pump();
-        });
-    };
-    // Start every job that is ready, in list order; finish when nothing runs and nothing can start.
-    // A failed job settles at once and may free a job listed before it: sweep again until nothing moves.
-    const pump = () => {
-      let moved = true;
-      while (!interrupted && moved && running < concurrency) {
-        moved = false;
-        for (const j of jobs) {
-          if (running >= concurrency || interrupted) break;
-          if (state.get(j) !== 'pending') continue;
-          const d = dep.get(j);
-          if (d && (state.get(d) === 'pending' || state.get(d) === 'running')) continue;
-          start(j);
-          moved = true;
-        }
-      }
-      if (running === 0) {
-        for (const j of jobs) {
-          if (state.get(j) !== 'pending') continue;
-          // interrupted: never started; otherwise it waits on a job that can never finish (a dependency cycle)
-          fail(j, ++counter, null, interrupted ? `not started: interrupted by ${interrupted}` : 'dependency cycle');
-          if (interrupted) failures[failures.length - 1].interrupted = true;
-        }
-        finish();
-      }
-    };
-    pump();
+    sweep.onFinish = () => { for (const sig of signals) process.removeListener(sig, onSignal); };
+    sweep.pump();
   });
+}
+
+type JobState = 'pending' | 'running' | 'ok' | 'failed';
+
+/** One sweep's bookkeeping: the state of every job, the runs going, the failures, the timings behind the eta. */
+class Sweep {
+  private readonly concurrency: number;
+  private readonly launch: Launcher;
+  private readonly log: (line: string) => void;
+  private readonly action: Map<SweepJob, RunAction>;
+  /** The job each job starts from (its init run), when that is one of the jobs. */
+  private readonly dep: Map<SweepJob, SweepJob | undefined>;
+  private readonly state: Map<SweepJob, JobState>;
+  private readonly failures: SweepFailure[] = [];
+  /** config -> seconds of its finished runs */
+  private readonly durations = new Map<string, number[]>();
+  private readonly aborter = new AbortController();
+  private interrupted: NodeJS.Signals | null = null;
+  private running = 0;
+  private counter = 0;
+  onFinish: () => void = () => undefined;
+
+  constructor(private readonly jobs: SweepJob[], private readonly opts: SweepOptions, private readonly resolve: (f: SweepFailure[]) => void) {
+    this.concurrency = Math.max(1, Math.floor(opts.concurrency ?? 2));
+    this.launch = opts.launch ?? childLauncher;
+    this.log = opts.log ?? ((l: string) => process.stdout.write(l + '\n'));
+    // skip / resume / fresh, and the init job of each: the same decisions as a Slurm submission (plan.ts)
+    const decisions = decideRuns(jobs, { force: opts.force, specOf: opts.specOf, log: this.log });
+    this.action = new Map(decisions.map((d) => [d.job, d.action]));
+    this.dep = new Map(decisions.map((d) => [d.job, d.init]));
+    this.state = new Map(jobs.map((j) => [j, this.action.get(j) === 'skip' ? 'ok' : 'pending']));
+  }
+
+  private tag(n: number, j: SweepJob): string {
+    return `[${String(n).padStart(String(this.jobs.length).length)}/${this.jobs.length}] ${j.config} seed ${j.seed}`;
+  }
+
+  /**
+   * Configs differ by orders of magnitude (an evaluation takes a minute, an RL run most of an hour): a job is
+   * estimated by its own config's finished runs, else by the slowest config seen so far.
+   */
+  private eta(): string {
+    if (!this.durations.size) return '';
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const slowest = Math.max(...Array.from(this.durations.values(), mean));
+    const left = this.jobs.filter((j) => this.state.get(j) === 'pending' || this.state.get(j) === 'running'); // this one included
+    const total = left.reduce((a, j) => a + (this.durations.has(j.config) ? mean(this.durations.get(j.config)!) : slowest), 0);
+    return left.length ? ` | ${left.length} left, eta ${formatDuration(total / this.concurrency)}` : '';
+  }
+
+  /** `showLog`: print the tail of run.log (only for a run that this sweep started and that failed on its own). */
+  private fail(j: SweepJob, n: number, code: number | null, reason: string, opts: { showLog?: boolean; interrupted?: boolean } = {}): void {
+    const logFile = path.join(j.out, 'run.log');
+    this.state.set(j, 'failed');
+    const f: SweepFailure = { job: j, code, reason, logTail: tail(logFile), ...(opts.interrupted ? { interrupted: true } : {}) };
+    this.failures.push(f);
+    this.log(`${this.tag(n, j)} FAILED: ${reason}${this.eta()}`);
+    if (opts.showLog) this.log(`  last lines of ${logFile}:\n${f.logTail.split('\n').map((l) => '    ' + l).join('\n')}`);
+  }
+
+  interrupt(sig: NodeJS.Signals): void {
+    if (this.interrupted) return;
+    this.interrupted = sig;
+    this.log(`interrupted (${sig}): stopping ${this.running} running run(s) and waiting for them; a rerun resumes them`);
+    this.aborter.abort();
+    if (this.running === 0) this.pump();
+  }
+
+  /** Start one job: refused when its init run failed or its folder is locked, else launched as a child. */
+  private start(j: SweepJob): void {
+    const n = ++this.counter;
+    const d = this.dep.get(j);
+    if (d && this.state.get(d) === 'failed') return this.fail(j, n, null, `its init run ${d.config} seed ${d.seed} failed`);
+    const holder = lockHolder(j.out);
+    if (holder) return this.fail(j, n, null, `${j.out} is in use by process ${holder.pid} (since ${holder.started})`);
+    fs.mkdirSync(j.out, { recursive: true });
+    const resume = this.action.get(j) === 'resume';
+    const args = runArgs(j, resume ? 'resume' : 'fresh', this.opts.extraArgs ?? []);
+    const logFile = path.join(j.out, 'run.log');
+    if (!resume) fs.writeFileSync(logFile, ''); // a resumed run appends to the log of the killed one
+    this.state.set(j, 'running');
+    this.running++;
+    this.log(`${this.tag(n, j)} started${resume ? ' (resuming)' : ''}: log ${logFile}`);
+    const t0 = Date.now();
+    this.launch(j, args, logFile, this.aborter.signal)
+      .then((code) => ({ code, err: null as Error | null }), (err: Error) => ({ code: null, err }))
+      .then(({ code, err }) => {
+        this.running--;
+        this.settle(j, n, code, err, (Date.now() - t0) / 1000);
+        this.pump();
+      });
+  }
+
+  /** A launched run ended: finished (its summary.json is there), failed on its own, or stopped by an interruption. */
+  private settle(j: SweepJob, n: number, code: number | null, err: Error | null, secs: number): void {
+    const why = unfinishedReason(j.out);
+    if (err) return this.fail(j, n, null, `could not start: ${err.message}`, { showLog: true });
+    if (this.interrupted && (code !== 0 || why !== null)) {
+      return this.fail(j, n, code, `stopped: interrupted by ${this.interrupted}`, { interrupted: true });
+    }
+    if (code !== 0) return this.fail(j, n, code, `exited with code ${code}`, { showLog: true });
+    if (why !== null) return this.fail(j, n, code, `exited 0 but left no finished run: ${why}`, { showLog: true });
+    this.state.set(j, 'ok');
+    this.durations.set(j.config, [...(this.durations.get(j.config) ?? []), secs]);
+    const id = idMean(j.out);
+    this.log(`${this.tag(n, j)} done in ${formatDuration(secs)}${id === null ? '' : `: ID ${id.toFixed(3)}`}${this.eta()}`);
+  }
+
+  /**
+   * Start every job that is ready, in list order; finish when nothing runs and nothing can start. A failed job
+   * settles at once and may free a job listed before it: sweep again until nothing moves.
+   */
+  pump(): void {
+    let moved = true;
+    while (!this.interrupted && moved && this.running < this.concurrency) {
+      moved = false;
+      for (const j of this.jobs) {
+        if (this.running >= this.concurrency || this.interrupted) break;
+        if (this.state.get(j) !== 'pending') continue;
+        const d = this.dep.get(j);
+        if (d && (this.state.get(d) === 'pending' || this.state.get(d) === 'running')) continue;
+        this.start(j);
+        moved = true;
+      }
+    }
+    if (this.running > 0) return;
+    for (const j of this.jobs) {
+      if (this.state.get(j) !== 'pending') continue;
+      // interrupted: never started; otherwise it waits on a job that can never finish (a dependency cycle)
+      if (this.interrupted) this.fail(j, ++this.counter, null, `not started: interrupted by ${this.interrupted}`, { interrupted: true });
+      else this.fail(j, ++this.counter, null, 'dependency cycle');
+    }
+    this.onFinish();
+    this.resolve(this.failures);
+  }
 }
