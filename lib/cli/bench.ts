@@ -5,8 +5,9 @@
  *   rollout_tokens_per_s the whole multi-turn rollout engine with the environments (8 tasks x group 8),
  *                        every token the policy reads or writes counted
  *   grpo_step_seconds    one whole GRPO step (4 tasks x group 8, or --prompts N), split by phase in grpo_step_phases
- * The policy of the rollout and GRPO figures is the base checkpoint when it exists and has the benchmarked
- * shape (`--model DxLxH`, default: the default model), else an untrained model of that shape.
+ * The policy of the rollout and GRPO figures is a regime's base checkpoint (`--regime`, default strong) when it exists
+ * and has the benchmarked shape (`--model DxLxH`, default: the default model), else an untrained model of that shape.
+ * The base matters for the GRPO step: its rollouts decide how many tokens the step samples and trains on.
  * Progress goes to stderr; the result to stdout.
  */
 import * as fs from 'fs';
@@ -69,18 +70,19 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
-/** The policy to roll out: the base checkpoint if it has shape `cfg`, else an untrained model (seed 1). */
-function loadPolicy(cfg: GPTConfig, tok: Tokenizer): { model: GPT; name: string } {
-  if (fs.existsSync(path.join(BASE_CHECKPOINT, 'model.json'))) {
-    const { model } = loadCheckpoint(BASE_CHECKPOINT, { expectVocabFingerprint: tok.fingerprint });
+/** The policy to roll out: the checkpoint `base` if it has shape `cfg`, else an untrained model (seed 1). */
+function loadPolicy(cfg: GPTConfig, tok: Tokenizer, base: string): { model: GPT; name: string } {
+  if (fs.existsSync(path.join(base, 'model.json'))) {
+    const { model } = loadCheckpoint(base, { expectVocabFingerprint: tok.fingerprint });
     const c = model.config;
-    if (c.nEmbd === cfg.nEmbd && c.nLayer === cfg.nLayer && c.nHead === cfg.nHead) return { model, name: BASE_CHECKPOINT };
+    if (c.nEmbd === cfg.nEmbd && c.nLayer === cfg.nLayer && c.nHead === cfg.nHead) return { model, name: base };
     model.dispose();
   }
   return { model: new GPT(cfg, 1), name: 'untrained model (no base checkpoint of this shape)' };
 }
 
-export function runBench(opts: { runs: number; dataDir: string; model?: string; prompts?: number; log?: (msg: string) => void }): BenchReport {
+export function runBench(opts: { runs: number; dataDir: string; model?: string; prompts?: number; base?: string; log?: (msg: string) => void }): BenchReport {
+  const base = opts.base ?? BASE_CHECKPOINT;
   const log = opts.log ?? (() => {});
   const tok = loadTokenizer(path.join(opts.dataDir, 'vocab.json'));
   const cfg = defaultGPTConfig(tok.size, opts.model ? parseModelShape(opts.model) : {});
@@ -90,7 +92,7 @@ export function runBench(opts: { runs: number; dataDir: string; model?: string; 
   // the rollout engine with environments
   const tasks = loadTasks('train', opts.dataDir);
   const valTasks = loadTasks('test', opts.dataDir);
-  let policy = loadPolicy(cfg, tok);
+  let policy = loadPolicy(cfg, tok, base);
   const all: number[] = [];
   const sampled: number[] = [];
   try {
@@ -109,8 +111,8 @@ export function runBench(opts: { runs: number; dataDir: string; model?: string; 
   }
 
   // one GRPO step, end to end, against a frozen copy of the starting policy
-  policy = loadPolicy(cfg, tok);
-  const ref = loadPolicy(cfg, tok).model;
+  policy = loadPolicy(cfg, tok, base);
+  const ref = loadPolicy(cfg, tok, base).model;
   let grpo;
   try {
     grpo = benchGrpoStep(policy.model, ref, tok, tasks, valTasks, { runs: opts.runs, prompts: opts.prompts, log });

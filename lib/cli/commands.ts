@@ -8,7 +8,7 @@ import { EXIT_HELP } from '../util/errors';
 import { loadTokenizer } from '../format/tokenizer';
 import { initBackend } from '../backend';
 import { PRESETS, getPreset } from '../experiments/presets';
-import { DEFAULT_REGIME, REGIMES } from '../experiments/regimes';
+import { DEFAULT_REGIME, REGIMES, getRegime } from '../experiments/regimes';
 import { getExperiment, listExperiments } from '../experiments/configs';
 import { planRun, resultsDir, runExperiment, splitSyntax, RunOptions } from '../experiments/runner';
 import { runEval, formatEval, splitTasks, EvalSplit } from './eval';
@@ -88,7 +88,8 @@ const bench: Command = {
       json: { kind: 'flag', help: 'print the result as JSON' },
       model: { kind: 'string', help: 'model shape DxLxH, e.g. 128x4x4 (default: the default model)' },
       runs: { kind: 'number', help: 'timed repetitions (median reported)', default: 5 },
-      prompts: { kind: 'number', help: 'training tasks of the timed GRPO step (x 8 rollouts; the full preset: 16)', default: 4 },
+      prompts: { kind: 'number', help: 'training tasks of the timed GRPO step (x 8 rollouts; the full preset: 16 strong, 32 instruct)', default: 4 },
+      regime: { kind: 'string', choices: REGIMES, help: 'whose base checkpoint rolls out (its trajectories set the step\'s length)', default: DEFAULT_REGIME },
       backend: { kind: 'string', choices: ['tensorflow', 'wasm', 'cpu'], help: 'tfjs backend (default: automatic)' },
       data: { kind: 'string', help: 'data folder', default: 'data' },
     },
@@ -100,7 +101,7 @@ const bench: Command = {
     inputOf('--data', () => { loadTokenizer(path.join(args.data as string, 'vocab.json')); splitTasks('id', args.data as string); });
     await initBackend({ backend: args.backend as string | undefined, verbose: !args.json });
     const res = runBench({
-      runs, dataDir: args.data as string, model: args.model as string | undefined, prompts,
+      runs, dataDir: args.data as string, model: args.model as string | undefined, prompts, base: getRegime(args.regime as string).base,
       log: (msg) => process.stderr.write(`[bench] ${msg}\n`),
     });
     process.stdout.write(args.json ? JSON.stringify(res, null, 2) + '\n' : formatBench(res) + '\n');
