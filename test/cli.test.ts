@@ -119,3 +119,10 @@ test('tfjs says nothing of its own: no "running TensorFlow.js in Node.js" banner
   }
   assert.deepEqual(warned.filter((w) => /TensorFlow\.js in Node\.js/.test(w)), []);
 });
+
+test('a pipe closed early (`toolrl run --list | head -1`) ends the command quietly with exit 0', () => {
+  const r = spawnSync('bash', ['-c', `set -o pipefail; "${process.execPath}" bin/toolrl.js run --list | head -1`], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout.split('\n').filter(Boolean).length, 1);
+  assert.doesNotMatch(r.stderr, /EPIPE|Unhandled/);
+});

@@ -49,6 +49,12 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+// A reader that closes the pipe early (`toolrl run --list | head`) is not an error: stop quietly, as `ls | head` does.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
+
 main(process.argv.slice(2)).then((code) => {
   process.exitCode = code;
 });
