@@ -11,10 +11,10 @@ import { spawn, spawnSync, ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as http from "node:http";
-import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { chromium, Browser, Page } from "playwright-core";
+import { freePort } from "./helpers";
 
 const ROOT = path.resolve(__dirname, "..");
 const CHROMIUM = process.env.TOOLRL_CHROMIUM ?? "/usr/bin/chromium";
@@ -39,16 +39,6 @@ let browser: Browser | null = null;
 let baseUrl = "";
 const token = randomBytes(16).toString("hex");
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function request(method: string, url: string): Promise<number> {
   return requestBody(method, url).then((r) => r.status);

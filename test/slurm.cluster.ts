@@ -7,10 +7,10 @@
  */
 import * as crypto from 'crypto';
 import * as fs from 'fs';
-import * as net from 'net';
 import * as os from 'os';
 import * as path from 'path';
 import { ChildProcess, spawn, spawnSync } from 'child_process';
+import { freePort } from './helpers';
 
 export interface Cluster {
   dir: string;
@@ -23,18 +23,6 @@ const BINARIES = ['munged', 'slurmctld', 'slurmd', 'sbatch', 'squeue', 'scancel'
 
 function onPath(bin: string): boolean {
   return (process.env.PATH ?? '').split(':').concat(['/usr/sbin', '/sbin']).some((d) => d && fs.existsSync(path.join(d, bin)));
-}
-
-/** A TCP port nobody listens on now (the daemons take it a moment later; collisions are unlikely). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -22,7 +22,7 @@ const START_STEPS = 5;
 const TRAIL = 3;
 
 /** The global step of the first RL record passing `test`, or null. */
-function firstStep(g: GRPOMetric[], test: (r: GRPOMetric) => boolean): number | null {
+export function firstStep(g: GRPOMetric[], test: (r: GRPOMetric) => boolean): number | null {
   const r = g.find(test);
   return r ? stepOf(r) ?? null : null;
 }

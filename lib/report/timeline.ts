@@ -10,8 +10,8 @@
  */
 import { ExperimentResults, ResultsStore } from './results';
 import { baseValAccuracy, collapseVsStart } from './tables';
-import { JSON_OPEN_LEVEL, PROBE_LEVEL, rewardHalvedAt } from './precursor';
-import { GRPOMetric, grpoRecords, numberField, stepOf } from '../train/records';
+import { JSON_OPEN_LEVEL, PROBE_LEVEL, firstStep, rewardHalvedAt } from './precursor';
+import { grpoRecords, numberField } from '../train/records';
 import { PlotlyFigure } from './plotly';
 
 type Seed = ExperimentResults['seeds'][number];
@@ -24,11 +24,6 @@ export interface CollapseEvent {
   label: string;
   /** Global step, or null when it never happened in the run. */
   step: number | null;
-}
-
-function firstStep(g: GRPOMetric[], test: (r: GRPOMetric) => boolean): number | null {
-  const r = g.find(test);
-  return r ? stepOf(r) ?? null : null;
 }
 
 /** The five events of one seed, in a fixed order (not sorted; `ordered` sorts). `start`: the base's validation accuracy. */
