@@ -10,7 +10,8 @@ import { stateShares } from '../format/states';
 import { Task } from '../envs/task';
 import { categoryAccuracy } from '../envs/evaluate';
 import { Episode } from '../envs/episode';
-import { LogitMask, rollout, RolloutConfig, Trajectory } from './rollout';
+import { rollout, RolloutConfig } from './rollout';
+import { LogitMask, Trajectory } from './trajectory';
 
 export interface EvalResult {
   perCategory: Record<string, { n: number; accuracy: number }>;

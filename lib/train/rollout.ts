@@ -6,21 +6,21 @@
  * observation, or a scripted message such as OPS's ground truth) or the token it just *sampled*. When
  * all live rows only read, they read in chunks, which makes prompt prefill a single forward pass.
  *
- * What comes back per episode is what GRPO trains on: the token ids of the whole conversation, a loss
+ * Each episode is a RolloutRow (rollout_row.ts). What comes back per episode (a Trajectory, trajectory.ts) is
+ * what GRPO trains on: the token ids of the whole conversation, a loss
  * mask that is 1 on assistant tokens including each message's `<|im_end|>` and 0 on the prompt and every
  * injected observation / user turn (docs/design.md A.4), the sampling log-probs, per-message structural states,
  * and the checker's verdict (binary reward, errorTurn).
  */
 import { Rng } from '../prng';
 import { Tokenizer } from '../format/tokenizer';
-import { renderConversation, renderMessage, ASSISTANT_PREFIX } from '../format/chat';
 import { IM_END, JSON_OPEN, TOOL_CALL_OPEN } from '../format/tokens';
-import { classifyMessage } from '../format/states';
-import { CallSyntax, StructuralState } from '../format/types';
+import { CallSyntax } from '../format/types';
 import { Episode } from '../envs/episode';
 import { GPT } from '../model/gpt';
-import { readProbs, sampleToken } from './sampling';
 import { addPhase } from './phases';
+import { RolloutRow, RowContext } from './rollout_row';
+import { LogitMask, ScriptedRow, Trajectory } from './trajectory';
 
 export interface RolloutConfig {
   /** Sampling temperature; 1.0 in the paper's GRPO script (validation: greedy). */
@@ -55,59 +55,6 @@ export const defaultRolloutConfig: RolloutConfig = {
   retainShare: 0.75,
 };
 
-/**
- * Constrained decoding hook: given the row and the tokens of the current message so far, return token ids
- * that must not come next (or null). Used by the capability probe (docs/design.md A.5).
- */
-export type LogitMask = (row: number, messageSoFar: readonly number[]) => readonly number[] | null;
-
-/** A row whose assistant messages come from a script instead of the policy (OPS's ground-truth rollout). */
-export interface ScriptedRow {
-  /** The assistant messages to emit, in order; when they run out, the row samples. */
-  messages: string[];
-}
-
-export interface MessageRecord {
-  content: string;
-  state: StructuralState;
-  /** Token span [start, end) of the message in `ids`, its `<|im_end|>` included. */
-  start: number;
-  end: number;
-  scripted: boolean;
-}
-
-export interface Trajectory {
-  taskId: string;
-  category: string;
-  /** Every token of the conversation as the policy read it: prompt, messages, observations. */
-  ids: number[];
-  /** 1 on assistant tokens (each message's `<|im_end|>` included), 0 elsewhere. */
-  lossMask: number[];
-  /** log p of each token when it was sampled (0 where mask is 0 or the token was scripted). */
-  sampleLogProbs: number[];
-  /** Entropy of the distribution each token was sampled from (0 where it was not sampled). */
-  sampleEntropies: number[];
-  /** The sampler's reads at probe positions (RolloutOptions.probeRead), in order. */
-  probeReads: ProbeRead[];
-  /** 1 on tokens that came from a script (OPS ground truth) rather than from the policy. */
-  offPolicy: number[];
-  promptLength: number;
-  messages: MessageRecord[];
-  reward: number;
-  pass: boolean;
-  errorTurn: number | null;
-  /** The episode stopped on the context budget rather than finishing. */
-  truncated: boolean;
-}
-
-/** What the sampler saw at a probe position: the probabilities of the probe tokens and the top other token. */
-export interface ProbeRead {
-  /** Index in Trajectory.ids of the token sampled there. */
-  index: number;
-  probs: number[];
-  topOther: { id: number; p: number };
-}
-
 export interface RolloutOptions {
   config?: Partial<RolloutConfig>;
   rng: Rng;
@@ -123,89 +70,17 @@ export interface RolloutOptions {
   probeRead?: { prefix: number[]; tokens: number[] };
 }
 
-interface RowState {
-  ep: Episode;
-  pending: number[];
-  message: number[];
-  messageStart: number;
-  scriptIndex: number;
-  live: boolean;
-  truncated: boolean;
-  traj: Trajectory;
-}
-
 /** Run `episodes` to the end (or the context budget) with `model` and return one Trajectory each. */
 export function rollout(model: GPT, tokenizer: Tokenizer, episodes: Episode[], opts: RolloutOptions): Trajectory[] {
   const cfg: RolloutConfig = { ...defaultRolloutConfig, ...(opts.config ?? {}) };
-  const syntax = opts.syntax ?? 'json';
-  const imEnd = tokenizer.id(IM_END);
   const vocab = tokenizer.size;
-  const maxContext = Math.min(cfg.maxContext, model.config.blockSize);
-
-  const rows: RowState[] = episodes.map((ep) => {
-    const prompt = tokenizer.encode(renderConversation(ep.initialMessages()) + ASSISTANT_PREFIX);
-    const traj: Trajectory = {
-      taskId: ep.task.id, category: ep.task.category,
-      ids: prompt.slice(), lossMask: prompt.map(() => 0), sampleLogProbs: prompt.map(() => 0),
-      sampleEntropies: prompt.map(() => 0), probeReads: [],
-      offPolicy: prompt.map(() => 0), promptLength: prompt.length, messages: [],
-      reward: 0, pass: false, errorTurn: null, truncated: false,
-    };
-    return { ep, pending: prompt, message: [], messageStart: prompt.length, scriptIndex: 0,
-      live: prompt.length < maxContext, truncated: prompt.length >= maxContext, traj };
-  });
-
-  const record = (r: RowState, token: number, mask: number, logProb: number, offPolicy: number, entropy = 0) => {
-    r.traj.ids.push(token);
-    r.traj.lossMask.push(mask);
-    r.traj.sampleLogProbs.push(logProb);
-    r.traj.sampleEntropies.push(entropy);
-    r.traj.offPolicy.push(offPolicy);
+  const counters = { messages: 0, envMs: 0 }; // envMs: time in the environments (phase clock, lib/train/phases.ts)
+  const ctx: RowContext = {
+    tokenizer, syntax: opts.syntax ?? 'json', sampling: cfg, rng: opts.rng, maxMessageTokens: cfg.maxMessageTokens,
+    maxContext: Math.min(cfg.maxContext, model.config.blockSize), logitMask: opts.logitMask, probeRead: opts.probeRead,
+    onMessage: opts.onMessage, counters,
   };
-  const probePrefix = opts.probeRead ? opts.probeRead.prefix : null;
-  const atProbe = (message: number[]) =>
-    probePrefix !== null && message.length === probePrefix.length && message.every((t, i) => t === probePrefix[i]);
-
-  // Called when a row has read everything it had to: either start a scripted message or sample.
-  const startScriptedIfAny = (r: RowState, rowIndex: number): boolean => {
-    const script = opts.scripts ? opts.scripts[rowIndex] : undefined;
-    if (!script || r.scriptIndex >= script.messages.length) return false;
-    const text = script.messages[r.scriptIndex++];
-    const toks = tokenizer.encode(text).concat([imEnd]);
-    r.messageStart = r.traj.ids.length;
-    for (const t of toks) record(r, t, 1, 0, 1);
-    r.message = toks.slice(0, -1);
-    finishMessage(r, toks, true);
-    return true;
-  };
-
-  // A message is complete (its tokens are already recorded): step the environment and queue what to read.
-  let messagesDone = 0;
-  let envMs = 0; // time in the environments (phase clock, lib/train/phases.ts)
-  const finishMessage = (r: RowState, toFeed: number[], scripted: boolean) => {
-    const content = tokenizer.decode(r.message);
-    r.traj.messages.push({ content, state: classifyMessage(content, syntax), start: r.messageStart,
-      end: r.traj.ids.length, scripted });
-    const tEnv = performance.now();
-    const step = r.ep.step(content);
-    messagesDone++;
-    if (opts.onMessage) opts.onMessage(messagesDone);
-    r.message = [];
-    if (step.done || step.observation === null) {
-      r.live = false;
-      return;
-    }
-    const obs = tokenizer.encode('\n' + renderMessage(step.observation) + ASSISTANT_PREFIX);
-    envMs += performance.now() - tEnv;
-    if (r.traj.ids.length + obs.length + 2 > maxContext) {
-      r.live = false;
-      r.truncated = true;
-      return;
-    }
-    for (const t of obs) record(r, t, 0, 0, 0);
-    r.messageStart = r.traj.ids.length;
-    r.pending = toFeed.concat(obs);
-  };
+  const rows = episodes.map((ep, i) => new RolloutRow(ep, ctx, opts.scripts ? opts.scripts[i] : undefined));
 
   const cache = model.createCache(rows.length); // K / V per layer for rows.length rows, grown as tokens are read
   // cacheRows[c] = the episode in cache row c; finished episodes leave the cache (KVCache.retain)
@@ -216,7 +91,7 @@ export function rollout(model: GPT, tokenizer: Tokenizer, episodes: Episode[], o
       // Mid-message rows feed one sampled token per pass, so while any row samples the others read in short
       // chunks (the padding slots this gives the sampling rows are dropped when the cache merges its tail);
       // long chunks (prompts) only when no live row is mid-message.
-      const anySampling = rows.some((r) => r.live && r.message.length > 0);
+      const anySampling = rows.some((r) => r.sampling);
       const chunk = anySampling ? cfg.readChunkWhileSampling : cfg.readChunk;
       const inputs = cacheRows.map((i) => (rows[i].live ? rows[i].pending.splice(0, chunk) : [])); // [R][<= chunk] token ids
       const tModel = performance.now();
@@ -225,34 +100,10 @@ export function rollout(model: GPT, tokenizer: Tokenizer, episodes: Episode[], o
       logitsT.dispose();
       const tSample = performance.now();
       addPhase(anySampling ? 'decode' : 'prefill', tSample - tModel);
-      const envBefore = envMs;
-      cacheRows.forEach((b, c) => {
-        const r = rows[b];
-        if (!r.live || r.pending.length > 0) return;
-        if (r.message.length === 0 && startScriptedIfAny(r, b)) return;
-        const forbidden = opts.logitMask ? opts.logitMask(b, r.message) : null;
-        if (atProbe(r.message)) {
-          r.traj.probeReads.push({ index: r.traj.ids.length, ...readProbs(logits, c * vocab, vocab, opts.probeRead!.tokens) });
-        }
-        const s = sampleToken(logits, c * vocab, vocab, cfg, opts.rng, forbidden);
-        record(r, s.token, 1, s.logProb, 0, s.entropy);
-        r.message.push(s.token);
-        const room = r.traj.ids.length + 1 >= maxContext;
-        if (s.token === imEnd || r.message.length >= cfg.maxMessageTokens || room) {
-          const toFeed = [s.token];
-          if (s.token === imEnd) r.message.pop();
-          else {
-            // cut message: close it so the conversation stays well-formed; the model did not choose this token
-            record(r, imEnd, 0, 0, 0);
-            toFeed.push(imEnd);
-          }
-          finishMessage(r, toFeed, false);
-        } else {
-          r.pending = [s.token];
-        }
-      });
-      addPhase('environments', envMs - envBefore);
-      addPhase('sampling', performance.now() - tSample - (envMs - envBefore));
+      const envBefore = counters.envMs;
+      cacheRows.forEach((b, c) => rows[b].next(logits, c * vocab, b)); // sample, or start a scripted message
+      addPhase('environments', counters.envMs - envBefore);
+      addPhase('sampling', performance.now() - tSample - (counters.envMs - envBefore));
       // Drop finished episodes from the cache once a quarter of its rows are done (one gather each time, so
       // a geometric number of them).
       const running = cacheRows.map((b, c) => (rows[b].live ? c : -1)).filter((c) => c >= 0);
@@ -266,15 +117,7 @@ export function rollout(model: GPT, tokenizer: Tokenizer, episodes: Episode[], o
   } finally {
     cache.dispose();
   }
-
-  return rows.map((r) => {
-    const res = r.ep.result();
-    r.traj.reward = res.reward;
-    r.traj.pass = res.pass;
-    r.traj.errorTurn = res.errorTurn;
-    r.traj.truncated = r.truncated;
-    return r.traj;
-  });
+  return rows.map((r) => r.result());
 }
 
 /** True when the message so far ends with the probe context `<tool_call>\n` (see lib/diagnostics/probe.ts). */

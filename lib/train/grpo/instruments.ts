@@ -15,7 +15,7 @@ import { stateShares } from '../../format/states';
 import { StructuralState } from '../../format/types';
 import { runProbe } from '../../diagnostics/probe';
 import { gradientSplit, topOtherSplit } from '../../diagnostics/gradsplit';
-import { Trajectory } from '../rollout';
+import { Trajectory } from '../trajectory';
 import { GRPOStepRecord } from '../records';
 import { zeroRewardGroupShare, zeroVarianceGroupShare } from './advantages';
 import { SplitReads } from './prepare';

@@ -14,7 +14,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { GPT } from '../../model/gpt';
 import { microBatches, padBatch, PaddedBatch } from '../batch';
-import { Trajectory } from '../rollout';
+import { Trajectory } from '../trajectory';
 import { timed } from '../phases';
 import { scoreBatch } from './scoring';
 

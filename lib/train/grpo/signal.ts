@@ -8,7 +8,7 @@ import * as tf from '@tensorflow/tfjs';
 import { GPT } from '../../model/gpt';
 import { Task } from '../../envs/task';
 import { PaddedBatch } from '../batch';
-import { ScriptedRow } from '../rollout';
+import { ScriptedRow } from '../trajectory';
 
 /** What a synchronous signal may change about one rollout of a group (docs/design.md A.6). */
 export interface RolloutPlan {

@@ -1,0 +1,162 @@
+/**
+ * One episode of the batched rollout engine (lib/train/rollout.ts): its environment, the tokens it still has to
+ * read, the assistant message it is writing and the Trajectory it grows. The engine feeds every live row's
+ * `pending` tokens to the model; once a row has read them all, `next` either starts its next scripted message or
+ * samples one token from the logits that reading produced.
+ *
+ * Every token is recorded with its loss mask (docs/design.md A.4): 1 on what the assistant wrote, its closing
+ * `<|im_end|>` included; 0 on the prompt, on observations and on the `<|im_end|>` that closes a cut message.
+ */
+import { Rng } from '../prng';
+import { Tokenizer } from '../format/tokenizer';
+import { renderConversation, renderMessage, ASSISTANT_PREFIX } from '../format/chat';
+import { IM_END } from '../format/tokens';
+import { classifyMessage } from '../format/states';
+import { CallSyntax } from '../format/types';
+import { Episode } from '../envs/episode';
+import { readProbs, sampleToken, SampleOptions } from './sampling';
+import { LogitMask, ScriptedRow, Trajectory } from './trajectory';
+
+/** What every row of one rollout shares: the tokenizer, the sampler and the budgets. */
+export interface RowContext {
+  tokenizer: Tokenizer;
+  syntax: CallSyntax;
+  sampling: SampleOptions;
+  rng: Rng;
+  maxMessageTokens: number;
+  maxContext: number;
+  logitMask?: LogitMask;
+  /** Where a message so far equals `prefix`, read the probabilities of `tokens` before sampling. */
+  probeRead?: { prefix: number[]; tokens: number[] };
+  /** Called after each finished message (any row) with the count so far. */
+  onMessage?: (done: number) => void;
+  /** Messages finished and milliseconds spent in the environments, over all rows. */
+  counters: { messages: number; envMs: number };
+}
+
+export class RolloutRow {
+  /** Tokens to read before the row may sample (prompt, observation, or the last sampled token). */
+  pending: number[];
+  /** Token ids of the assistant message being written (its `<|im_end|>` not included). */
+  private message: number[] = [];
+  private messageStart: number;
+  private scriptIndex = 0;
+  live: boolean;
+  private truncated: boolean;
+  readonly traj: Trajectory;
+  private readonly imEnd: number;
+
+  constructor(readonly ep: Episode, private readonly ctx: RowContext, private readonly script?: ScriptedRow) {
+    const tok = ctx.tokenizer;
+    this.imEnd = tok.id(IM_END);
+    const prompt = tok.encode(renderConversation(ep.initialMessages()) + ASSISTANT_PREFIX);
+    this.traj = {
+      taskId: ep.task.id, category: ep.task.category,
+      ids: prompt.slice(), lossMask: prompt.map(() => 0), sampleLogProbs: prompt.map(() => 0),
+      sampleEntropies: prompt.map(() => 0), probeReads: [],
+      offPolicy: prompt.map(() => 0), promptLength: prompt.length, messages: [],
+      reward: 0, pass: false, errorTurn: null, truncated: false,
+    };
+    this.pending = prompt;
+    this.messageStart = prompt.length;
+    this.live = prompt.length < ctx.maxContext;
+    this.truncated = !this.live;
+  }
+
+  /** True while the row is writing a message (so it needs one forward pass per token). */
+  get sampling(): boolean {
+    return this.live && this.message.length > 0;
+  }
+
+  /**
+   * The row has read everything it had to; `logits` at `offset` are the model's next-token logits after it.
+   * Start the next scripted message if the row has one, else sample a token. `row` is the episode's index.
+   */
+  next(logits: Float32Array, offset: number, row: number): void {
+    if (!this.live || this.pending.length > 0) return;
+    if (this.message.length === 0 && this.startScripted()) return;
+    const ctx = this.ctx;
+    const vocab = ctx.tokenizer.size;
+    const forbidden = ctx.logitMask ? ctx.logitMask(row, this.message) : null;
+    if (this.atProbe()) {
+      this.traj.probeReads.push({ index: this.traj.ids.length, ...readProbs(logits, offset, vocab, ctx.probeRead!.tokens) });
+    }
+    const s = sampleToken(logits, offset, vocab, ctx.sampling, ctx.rng, forbidden);
+    this.record(s.token, 1, s.logProb, 0, s.entropy);
+    this.message.push(s.token);
+    const full = this.traj.ids.length + 1 >= ctx.maxContext;
+    if (s.token !== this.imEnd && this.message.length < ctx.maxMessageTokens && !full) {
+      this.pending = [s.token];
+      return;
+    }
+    if (s.token === this.imEnd) {
+      this.message.pop();
+      this.finishMessage([s.token], false);
+    } else {
+      // cut message: close it so the conversation stays well-formed; the model did not choose this token
+      this.record(this.imEnd, 0, 0, 0);
+      this.finishMessage([s.token, this.imEnd], false);
+    }
+  }
+
+  /** The finished Trajectory with the checker's verdict. */
+  result(): Trajectory {
+    const res = this.ep.result();
+    this.traj.reward = res.reward;
+    this.traj.pass = res.pass;
+    this.traj.errorTurn = res.errorTurn;
+    this.traj.truncated = this.truncated;
+    return this.traj;
+  }
+
+  private record(token: number, mask: number, logProb: number, offPolicy: number, entropy = 0): void {
+    this.traj.ids.push(token);
+    this.traj.lossMask.push(mask);
+    this.traj.sampleLogProbs.push(logProb);
+    this.traj.sampleEntropies.push(entropy);
+    this.traj.offPolicy.push(offPolicy);
+  }
+
+  private atProbe(): boolean {
+    const prefix = this.ctx.probeRead?.prefix;
+    return prefix !== undefined && this.message.length === prefix.length && this.message.every((t, i) => t === prefix[i]);
+  }
+
+  /** Emit the script's next message as off-policy tokens (trained, but never sampled). */
+  private startScripted(): boolean {
+    if (!this.script || this.scriptIndex >= this.script.messages.length) return false;
+    const toks = this.ctx.tokenizer.encode(this.script.messages[this.scriptIndex++]).concat([this.imEnd]);
+    this.messageStart = this.traj.ids.length;
+    for (const t of toks) this.record(t, 1, 0, 1);
+    this.message = toks.slice(0, -1);
+    this.finishMessage(toks, true);
+    return true;
+  }
+
+  /** A message is complete (its tokens already recorded): step the environment and queue what to read next. */
+  private finishMessage(toFeed: number[], scripted: boolean): void {
+    const ctx = this.ctx;
+    const content = ctx.tokenizer.decode(this.message);
+    this.traj.messages.push({ content, state: classifyMessage(content, ctx.syntax), start: this.messageStart,
+      end: this.traj.ids.length, scripted });
+    const tEnv = performance.now();
+    const step = this.ep.step(content);
+    ctx.counters.messages++;
+    if (ctx.onMessage) ctx.onMessage(ctx.counters.messages);
+    this.message = [];
+    if (step.done || step.observation === null) {
+      this.live = false;
+      return;
+    }
+    const obs = ctx.tokenizer.encode('\n' + renderMessage(step.observation) + ASSISTANT_PREFIX);
+    ctx.counters.envMs += performance.now() - tEnv;
+    if (this.traj.ids.length + obs.length + 2 > ctx.maxContext) {
+      this.live = false;
+      this.truncated = true;
+      return;
+    }
+    for (const t of obs) this.record(t, 0, 0, 0);
+    this.messageStart = this.traj.ids.length;
+    this.pending = toFeed.concat(obs);
+  }
+}
