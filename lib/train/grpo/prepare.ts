@@ -110,14 +110,7 @@ export function prepareMiniBatches(a: PrepareArgs): Prepared {
       minibatches.push(mb);
       // probe positions of every row, in row order (the split's order), and where their reads go
       const probeAt = rows.map((t) => probePositions(t, a.openId, a.newlineId, a.maxContext));
-      const slot = new Map<string, number>(); // "row:token index" -> entry of `split`
-      rows.forEach((t, b) => probeAt[b].forEach((i) => {
-        slot.set(`${b}:${i}`, split.sampled.length);
-        split.sampled.push(t.ids[i]);
-        split.advantages.push(a.advantages[s + b]);
-        split.probs.push([]);
-        split.topOthers.push({ id: -1, p: 0 });
-      }));
+      const slot = addProbeSlots(split, rows, probeAt, a.advantages.slice(s, s + mbSize)); // "row:token index" -> entry of `split`
       const lengths = rows.map((t) => Math.min(t.ids.length, a.maxContext));
       for (const idx of microBatches(lengths, a.microBatchTokens)) {
         const group = idx.map((b) => rows[b]);
@@ -135,27 +128,10 @@ export function prepareMiniBatches(a: PrepareArgs): Prepared {
         mb.micro.push(micro);
         // old log-probs and entropies: the sampler's, except on rows that need a scoring pass
         const score = idx.map((b) => needsScoring(rows[b], a.hinted[s + b]));
-        const fromScoring = Array.from(batch.trainedRows, (j) => (score[j] ? 1 : 0)); // [M]
         let ent = batch.extras.ent;
         if (score.some((x) => x)) {
           rescored += score.filter((x) => x).length;
-          // probe positions of the scored rows, as indices into the trained positions
-          const at = new Map<string, number>();
-          batch.trainedRows.forEach((j, m) => at.set(`${j}:${batch.trainedPositions[m] + 1}`, m));
-          const probeIdx: number[] = [];
-          const where: number[] = [];
-          idx.forEach((b, j) => {
-            if (score[j]) probeAt[b].forEach((i) => { probeIdx.push(at.get(`${j}:${i}`)!); where.push(slot.get(`${b}:${i}`)!); });
-          });
-          // logp [M] and entropies [M] of the current (pre-update) policy, probe probabilities at probeIdx
-          const scored = timed('scoring', () => scoreBatch(a.model, batch, probeIdx, a.probeIds, true));
-          scored.probeProbs.forEach((p, k) => { split.probs[where[k]] = p; split.topOthers[where[k]] = scored.topOther[k]; });
-          const w = tf.tensor1d(fromScoring, 'float32'); // [M]: 1 where the scoring pass replaces the sampler's value
-          const pick = (sampler: tf.Tensor1D, scoring: tf.Tensor1D) =>
-            tf.tidy(() => tf.add(tf.mul(scoring, w), tf.mul(sampler, tf.sub(1, w)))) as tf.Tensor1D; // [M]
-          micro.old = pick(batch.extras.sampled, scored.logp);
-          ent = pick(batch.extras.ent, scored.entropies!);
-          tf.dispose([w, scored.logp, scored.entropies!]);
+          ent = rescore(a.model, micro, score, idx.map((b) => probeAt[b]), (j, i) => slot.get(`${idx[j]}:${i}`)!, a.probeIds, split);
         }
         entSum += sumOf(ent);
         entCount += batch.targetCount;
@@ -175,6 +151,51 @@ export function prepareMiniBatches(a: PrepareArgs): Prepared {
     throw e;
   }
   return { minibatches, split, entropy: entCount > 0 ? entSum / entCount : 0, rescored };
+}
+
+/**
+ * One entry of the split per probe position of `rows` (sampled token and advantage now, probabilities once read),
+ * in row order; returns where each went, keyed "row:token index".
+ */
+function addProbeSlots(split: SplitReads, rows: Trajectory[], probeAt: number[][], advantages: number[]): Map<string, number> {
+  const slot = new Map<string, number>();
+  rows.forEach((t, b) => probeAt[b].forEach((i) => {
+    slot.set(`${b}:${i}`, split.sampled.length);
+    split.sampled.push(t.ids[i]);
+    split.advantages.push(advantages[b]);
+    split.probs.push([]);
+    split.topOthers.push({ id: -1, p: 0 });
+  }));
+  return slot;
+}
+
+/**
+ * The scoring pass of a micro-batch's rows flagged in `score` (scripted or hinted rows): their old log-probs and
+ * entropies replace the sampler's in `micro.old`, and their probe reads fill `split` at the entries `slotOf(row,
+ * position)` names (`probeAt[row]`: the row's probe positions). Returns the [M] entropies.
+ */
+function rescore(model: GPT, micro: MicroBatch, score: boolean[], probeAt: number[][], slotOf: (row: number, at: number) => number,
+  probeIds: number[], split: SplitReads): tf.Tensor1D {
+  const batch = micro.batch;
+  const fromScoring = Array.from(batch.trainedRows, (j) => (score[j] ? 1 : 0)); // [M]: 1 where the scoring pass replaces the sampler's value
+  // probe positions of the scored rows, as indices into the trained positions
+  const trainedAt = new Map<string, number>();
+  batch.trainedRows.forEach((j, m) => trainedAt.set(`${j}:${batch.trainedPositions[m] + 1}`, m));
+  const probeIdx: number[] = [];
+  const where: number[] = [];
+  score.forEach((scored, j) => {
+    if (scored) probeAt[j].forEach((i) => { probeIdx.push(trainedAt.get(`${j}:${i}`)!); where.push(slotOf(j, i)); });
+  });
+  // logp [M] and entropies [M] of the current (pre-update) policy, probe probabilities at probeIdx
+  const scored = timed('scoring', () => scoreBatch(model, batch, probeIdx, probeIds, true));
+  scored.probeProbs.forEach((p, k) => { split.probs[where[k]] = p; split.topOthers[where[k]] = scored.topOther[k]; });
+  const w = tf.tensor1d(fromScoring, 'float32'); // [M]
+  const pick = (sampler: tf.Tensor1D, scoring: tf.Tensor1D) =>
+    tf.tidy(() => tf.add(tf.mul(scoring, w), tf.mul(sampler, tf.sub(1, w)))) as tf.Tensor1D; // [M]
+  micro.old = pick(batch.extras.sampled, scored.logp);
+  const ent = pick(batch.extras.ent, scored.entropies!);
+  tf.dispose([w, scored.logp, scored.entropies!]);
+  return ent;
 }
 
 /** sum(x) as a number. */
