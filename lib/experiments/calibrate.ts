@@ -208,17 +208,6 @@ export function calibrate(model: GPT, tokenizer: Tokenizer, data: CalibrationInp
   }
   const rewards = trajs.map((t) => t.reward);
   const shares = groupShares(rewards, cfg.groupSize);
-  const perCategory: Record<string, number> = {};
-  for (const c of new Set(trajs.map((t) => t.category))) {
-    const rs = trajs.filter((t) => t.category === c).map((t) => t.reward);
-    perCategory[c] = rs.reduce((a, b) => a + b, 0) / rs.length;
-  }
-  let nll = 0, sampledTokens = 0;
-  for (const t of trajs) {
-    t.lossMask.forEach((m, i) => {
-      if (m === 1 && t.offPolicy[i] === 0) { nll -= t.sampleLogProbs[i]; sampledTokens++; }
-    });
-  }
   const noSignalStep: Record<string, number> = {};
   for (const P of Array.from(new Set([4, 16, promptsPerStep, 60])).sort((a, b) => a - b)) noSignalStep[String(P)] = Math.pow(1 - shares.mixed, P);
 
@@ -243,20 +232,13 @@ export function calibrate(model: GPT, tokenizer: Tokenizer, data: CalibrationInp
     sampledSuccess: success, mixedGroups: shares.mixed, noSignalStep: Math.pow(1 - shares.mixed, promptsPerStep),
     greedyId: id.mean, toolSyntax, formatOod: formatOod.mean, contentOod: contentOod.mean,
   };
-  const checked: CalibrationReport['targets'] = {};
-  for (const [k, t] of Object.entries(targets) as [keyof CalibrationTargets, number | [number, number]][]) {
-    const v = measured[k];
-    if (Array.isArray(t)) checked[k] = { value: v, target: t[1] >= 1 ? `>= ${t[0]}` : `${t[0]}-${t[1]}`, met: v >= t[0] && v <= t[1] };
-    else if (k === 'noSignalStep') checked[`${k}@${promptsPerStep}`] = { value: v, target: `<= ${t}`, met: v <= t };
-    else checked[k] = { value: v, target: `>= ${t}`, met: v >= t };
-  }
   return {
     config: cfg,
     sampled: {
       tasks: tasks.length, trajectories: trajs.length, success,
       mixedGroups: shares.mixed, allFailGroups: shares.allFail, allSuccessGroups: shares.allSuccess, noSignalStep,
-      perCategory, turnPassByCalls: turnPassByCalls(new Map(tasks.map((t) => [t.id, t])), trajs),
-      entropy: sampledTokens ? nll / sampledTokens : 0,
+      perCategory: meanRewardPerCategory(trajs), turnPassByCalls: turnPassByCalls(new Map(tasks.map((t) => [t.id, t])), trajs),
+      entropy: sampledNll(trajs),
     },
     argumentValues,
     probe,
@@ -266,9 +248,43 @@ export function calibrate(model: GPT, tokenizer: Tokenizer, data: CalibrationInp
       toolMessages: messages.length ? attempts.length / messages.length : 0,
       emptyMessages: messages.length ? messages.filter((m) => m.content.trim() === '').length / messages.length : 0,
     },
-    targets: checked,
+    targets: checkTargets(measured, targets, promptsPerStep),
     seconds: (Date.now() - t0) / 1000,
   };
+}
+
+/** Mean sampled reward per task category. */
+function meanRewardPerCategory(trajs: Trajectory[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const c of new Set(trajs.map((t) => t.category))) {
+    const rs = trajs.filter((t) => t.category === c).map((t) => t.reward);
+    out[c] = rs.reduce((a, b) => a + b, 0) / rs.length;
+  }
+  return out;
+}
+
+/** Mean negative log-prob of the sampled (not scripted) assistant tokens: the policy's sampling entropy, estimated. */
+function sampledNll(trajs: Trajectory[]): number {
+  let nll = 0, tokens = 0;
+  for (const t of trajs) {
+    t.lossMask.forEach((m, i) => {
+      if (m === 1 && t.offPolicy[i] === 0) { nll -= t.sampleLogProbs[i]; tokens++; }
+    });
+  }
+  return tokens ? nll / tokens : 0;
+}
+
+/** Each pre-registered target against its measured value (a range, a floor, or for noSignalStep a ceiling). */
+function checkTargets(measured: Record<keyof CalibrationTargets, number>, targets: CalibrationTargets, promptsPerStep: number):
+  CalibrationReport['targets'] {
+  const checked: CalibrationReport['targets'] = {};
+  for (const [k, t] of Object.entries(targets) as [keyof CalibrationTargets, number | [number, number]][]) {
+    const v = measured[k];
+    if (Array.isArray(t)) checked[k] = { value: v, target: t[1] >= 1 ? `>= ${t[0]}` : `${t[0]}-${t[1]}`, met: v >= t[0] && v <= t[1] };
+    else if (k === 'noSignalStep') checked[`${k}@${promptsPerStep}`] = { value: v, target: `<= ${t}`, met: v <= t };
+    else checked[k] = { value: v, target: `>= ${t}`, met: v >= t };
+  }
+  return checked;
 }
 
 /** A plain-text table of the report, for the terminal and the README. */
