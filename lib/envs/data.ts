@@ -77,6 +77,46 @@ function hintedPrompt(t: Task): string {
   return renderConversation(new Episode(t, { hint: makeHint(t) }).initialMessages());
 }
 
+/**
+ * The texts the vocabulary is built from: every conversation of `texts`, the splits the model may meet in the
+ * other call syntax (python list), the hinted prompts, and the refusal, error and judge phrases.
+ */
+function vocabularyTexts(splits: Record<TaskSplit, Task[]>, texts: string[]): string[] {
+  const out = texts.slice();
+  for (const split of ['train', 'test', 'content_ood'] as TaskSplit[]) {
+    for (const t of splits[split]) {
+      out.push(teacherText(t, 'python'));
+      out.push(hintedPrompt(t));
+    }
+  }
+  // the PRS judge's fixed phrases (its reflections otherwise reuse task words and tool calls)
+  out.push(REFUSAL_FUNC, REFUSAL_PARAM, TURN_DONE, ...errorProbeTexts(), ...JUDGE_TEXTS);
+  return out;
+}
+
+/** Tasks per split and category, and the token lengths of their teacher conversations. */
+function splitCounts(splits: Record<TaskSplit, Task[]>, teacherBy: Record<string, Record<string, string[]>>, tokenizer: Tokenizer):
+  Pick<DatasetStats, 'counts' | 'teacherTokens'> {
+  const counts: Record<string, Record<string, number>> = {};
+  const teacherTokens: Record<string, Record<string, LengthStats>> = {};
+  for (const split of TASK_SPLITS) {
+    counts[split] = {};
+    teacherTokens[split] = {};
+    const all: number[] = [];
+    for (const cat of CATEGORIES) {
+      const txts = teacherBy[split][cat] ?? [];
+      if (!txts.length) continue;
+      counts[split][cat] = txts.length;
+      const lens = txts.map((x) => tokenizer.encode(x).length);
+      all.push(...lens);
+      teacherTokens[split][cat] = lengthStats(lens);
+    }
+    counts[split].total = splits[split].length;
+    teacherTokens[split].all = lengthStats(all);
+  }
+  return { counts, teacherTokens };
+}
+
 export function buildDataset(seed: number = DEFAULT_DATA_SEED, opts: DatasetOptions = {}): Dataset {
   const per = opts.tasksPerCategory ?? 100;
   const train: Task[] = [];
@@ -107,39 +147,13 @@ export function buildDataset(seed: number = DEFAULT_DATA_SEED, opts: DatasetOpti
   const corpusTexts = corpus.map((c) => renderConversation(c.messages));
   seenTexts.push(...corpusTexts);
 
-  // Vocabulary texts: every split in both syntaxes, hints, refusals and error texts.
-  const vocabTexts: string[] = seenTexts.concat(heldTexts);
-  for (const split of ['train', 'test', 'content_ood'] as TaskSplit[]) {
-    for (const t of splits[split]) {
-      vocabTexts.push(teacherText(t, 'python'));
-      vocabTexts.push(hintedPrompt(t));
-    }
-  }
-  // the PRS judge's fixed phrases (its reflections otherwise reuse task words and tool calls)
-  vocabTexts.push(REFUSAL_FUNC, REFUSAL_PARAM, TURN_DONE, ...errorProbeTexts(), ...JUDGE_TEXTS);
-  const tokenizer = Tokenizer.fromTexts(vocabTexts);
+  const tokenizer = Tokenizer.fromTexts(vocabularyTexts(splits, seenTexts.concat(heldTexts)));
 
   const seenTok = Tokenizer.fromTexts(seenTexts);
   const unseen = new Set<string>();
   for (const h of heldTexts) for (const p of seenTok.unknownPieces(h)) unseen.add(p);
 
-  const counts: Record<string, Record<string, number>> = {};
-  const teacherTokens: Record<string, Record<string, LengthStats>> = {};
-  for (const split of TASK_SPLITS) {
-    counts[split] = {};
-    teacherTokens[split] = {};
-    const all: number[] = [];
-    for (const cat of CATEGORIES) {
-      const txts = teacherBy[split][cat] ?? [];
-      if (!txts.length) continue;
-      counts[split][cat] = txts.length;
-      const lens = txts.map((x) => tokenizer.encode(x).length);
-      all.push(...lens);
-      teacherTokens[split][cat] = lengthStats(lens);
-    }
-    counts[split].total = splits[split].length;
-    teacherTokens[split].all = lengthStats(all);
-  }
+  const { counts, teacherTokens } = splitCounts(splits, teacherBy, tokenizer);
   const kinds: Record<string, number> = {};
   for (const c of corpus) kinds[c.kind] = (kinds[c.kind] ?? 0) + 1;
   const stats: DatasetStats = {
