@@ -6,11 +6,11 @@
  * observation, or a scripted message such as OPS's ground truth) or the token it just *sampled*. When
  * all live rows only read, they read in chunks, which makes prompt prefill a single forward pass.
  *
- * Each episode is a RolloutRow (rollout_row.ts). What comes back per episode (a Trajectory, trajectory.ts) is
- * what GRPO trains on: the token ids of the whole conversation, a loss
- * mask that is 1 on assistant tokens including each message's `<|im_end|>` and 0 on the prompt and every
- * injected observation / user turn (docs/design.md A.4), the sampling log-probs, per-message structural states,
- * and the checker's verdict (binary reward, errorTurn).
+ * Each episode is a RolloutRow (rollout_row.ts). What comes back per episode, a Trajectory (trajectory.ts), is
+ * what GRPO trains on: the token ids of the whole conversation, a loss mask that is 1 on assistant tokens
+ * including each message's `<|im_end|>` and 0 on the prompt and every injected observation / user turn
+ * (docs/design.md A.4), the sampling log-probs, per-message structural states, and the checker's verdict
+ * (binary reward, errorTurn).
  */
 import { Rng } from '../prng';
 import { Tokenizer } from '../format/tokenizer';
