@@ -78,67 +78,80 @@ function sampleRows(logits: tf.Tensor2D, rng: Rng): number[] {
   return out;
 }
 
-/** Measure training and sampling throughput of a model with config `cfg`; `log` gets progress lines. */
-export function benchModel(cfg: GPTConfig, opts: Partial<BenchOptions> = {}, log: (msg: string) => void = () => {}): BenchResult {
-  const o: BenchOptions = { ...DEFAULT_BENCH, ...opts };
-  const rng = new Rng(o.seed);
-  const model = new GPT({ ...cfg, blockSize: Math.max(cfg.blockSize, o.trainSeq, o.prefill + o.decodeSteps) }, o.seed);
-  const V = cfg.vocabSize;
+/** Median milliseconds of a forward + backward + AdamW step on random [trainBatch, trainSeq] tokens. */
+function benchTraining(model: GPT, o: BenchOptions, rng: Rng, log: (msg: string) => void): { msPerStep: number; stepMs: number[] } {
+  const V = model.config.vocabSize;
+  const shape: [number, number] = [o.trainBatch, o.trainSeq];
+  const n = o.trainBatch * o.trainSeq;
+  const ids = tf.tensor2d(Int32Array.from({ length: n }, () => rng.int(0, V - 1)), shape, 'int32'); // [B, T]
+  const targets = tf.tensor2d(Int32Array.from({ length: n }, () => rng.int(0, V - 1)), shape, 'int32'); // [B, T]
+  const mask = tf.ones(shape) as tf.Tensor2D; // [B, T]
+  const opt = new AdamW(model.params());
+  const stepMs: number[] = [];
   try {
-    // ---- training ----
-    const n = o.trainBatch * o.trainSeq;
-    const ids = tf.tensor2d(Int32Array.from({ length: n }, () => rng.int(0, V - 1)), [o.trainBatch, o.trainSeq], 'int32');
-    const targets = tf.tensor2d(Int32Array.from({ length: n }, () => rng.int(0, V - 1)), [o.trainBatch, o.trainSeq], 'int32');
-    const mask = tf.ones([o.trainBatch, o.trainSeq]) as tf.Tensor2D;
-    const opt = new AdamW(model.params());
-    const stepMs: number[] = [];
     for (let i = 0; i < o.warmup + o.runs; i++) {
       const ms = trainStep(model, opt, ids, targets, mask);
       if (i >= o.warmup) stepMs.push(ms);
       log(`train step ${i + 1}/${o.warmup + o.runs}: ${ms.toFixed(0)} ms`);
     }
+  } finally {
     opt.dispose();
     tf.dispose([ids, targets, mask]);
-    const msPerStep = median(stepMs);
+  }
+  return { msPerStep: median(stepMs), stepMs };
+}
 
-    // ---- KV-cache sampling ----
-    const decodeMs: number[] = [];
-    const prefillMsAll: number[] = [];
-    for (let r = 0; r < o.warmup + o.runs; r++) {
-      const cache = model.createCache(o.sampleBatch);
-      const prompts = Array.from({ length: o.sampleBatch }, () => Array.from({ length: o.prefill }, () => rng.int(0, V - 1)));
-      const t0 = performance.now();
-      let logits = model.append(cache, prompts);
-      let next = sampleRows(logits, rng);
+/** Milliseconds of a `prefill`-token prompt read and of `decodeSteps` sampled tokens through the KV cache, per run. */
+function benchSampling(model: GPT, o: BenchOptions, rng: Rng, log: (msg: string) => void): { prefillMs: number[]; decodeMs: number[] } {
+  const V = model.config.vocabSize;
+  const decodeMs: number[] = [];
+  const prefillMs: number[] = [];
+  for (let r = 0; r < o.warmup + o.runs; r++) {
+    const cache = model.createCache(o.sampleBatch);
+    const prompts = Array.from({ length: o.sampleBatch }, () => Array.from({ length: o.prefill }, () => rng.int(0, V - 1)));
+    const t0 = performance.now();
+    let logits = model.append(cache, prompts); // [sampleBatch, V]
+    let next = sampleRows(logits, rng);
+    logits.dispose();
+    const t1 = performance.now();
+    for (let s = 0; s < o.decodeSteps; s++) {
+      logits = model.append(cache, next.map((t) => [t]));
+      next = sampleRows(logits, rng);
       logits.dispose();
-      const t1 = performance.now();
-      for (let s = 0; s < o.decodeSteps; s++) {
-        logits = model.append(cache, next.map((t) => [t]));
-        next = sampleRows(logits, rng);
-        logits.dispose();
-      }
-      const t2 = performance.now();
-      cache.dispose();
-      if (r >= o.warmup) {
-        prefillMsAll.push(t1 - t0);
-        decodeMs.push(t2 - t1);
-      }
-      log(`sampling run ${r + 1}/${o.warmup + o.runs}: prefill ${(t1 - t0).toFixed(0)} ms, decode ${(t2 - t1).toFixed(0)} ms`);
     }
-    const prefillMs = median(prefillMsAll);
-    const decode = median(decodeMs);
+    const t2 = performance.now();
+    cache.dispose();
+    if (r >= o.warmup) {
+      prefillMs.push(t1 - t0);
+      decodeMs.push(t2 - t1);
+    }
+    log(`sampling run ${r + 1}/${o.warmup + o.runs}: prefill ${(t1 - t0).toFixed(0)} ms, decode ${(t2 - t1).toFixed(0)} ms`);
+  }
+  return { prefillMs, decodeMs };
+}
+
+/** Measure training and sampling throughput of a model with config `cfg`; `log` gets progress lines. */
+export function benchModel(cfg: GPTConfig, opts: Partial<BenchOptions> = {}, log: (msg: string) => void = () => {}): BenchResult {
+  const o: BenchOptions = { ...DEFAULT_BENCH, ...opts };
+  const rng = new Rng(o.seed);
+  const model = new GPT({ ...cfg, blockSize: Math.max(cfg.blockSize, o.trainSeq, o.prefill + o.decodeSteps) }, o.seed);
+  try {
+    const { msPerStep, stepMs } = benchTraining(model, o, rng, log);
+    const sampling = benchSampling(model, o, rng, log);
+    const prefillMs = median(sampling.prefillMs);
+    const decode = median(sampling.decodeMs);
     return {
       backend: tf.getBackend(),
       config: model.config,
       numParams: model.numParams(),
       options: o,
-      train: { tokensPerSec: (n / msPerStep) * 1000, msPerStep, stepMs },
+      train: { tokensPerSec: ((o.trainBatch * o.trainSeq) / msPerStep) * 1000, msPerStep, stepMs },
       sample: {
         tokensPerSec: ((o.sampleBatch * o.decodeSteps) / decode) * 1000,
         totalTokensPerSec: ((o.sampleBatch * (o.prefill + o.decodeSteps)) / (prefillMs + decode)) * 1000,
         prefillMs,
         msPerDecodeStep: decode / o.decodeSteps,
-        decodeMs,
+        decodeMs: sampling.decodeMs,
       },
     };
   } finally {
