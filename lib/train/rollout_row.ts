@@ -42,11 +42,10 @@ export class RolloutRow {
   private messageStart: number;
   private scriptIndex = 0;
   live: boolean;
-  private truncated: boolean;
   readonly traj: Trajectory;
   private readonly imEnd: number;
 
-  constructor(readonly ep: Episode, private readonly ctx: RowContext, private readonly script?: ScriptedRow) {
+  constructor(private readonly ep: Episode, private readonly ctx: RowContext, private readonly script?: ScriptedRow) {
     const tok = ctx.tokenizer;
     this.imEnd = tok.id(IM_END);
     const prompt = tok.encode(renderConversation(ep.initialMessages()) + ASSISTANT_PREFIX);
@@ -55,12 +54,11 @@ export class RolloutRow {
       ids: prompt.slice(), lossMask: prompt.map(() => 0), sampleLogProbs: prompt.map(() => 0),
       sampleEntropies: prompt.map(() => 0), probeReads: [],
       offPolicy: prompt.map(() => 0), promptLength: prompt.length, messages: [],
-      reward: 0, pass: false, errorTurn: null, truncated: false,
+      reward: 0, pass: false, errorTurn: null, truncated: prompt.length >= ctx.maxContext,
     };
     this.pending = prompt;
     this.messageStart = prompt.length;
-    this.live = prompt.length < ctx.maxContext;
-    this.truncated = !this.live;
+    this.live = !this.traj.truncated;
   }
 
   /** True while the row is writing a message (so it needs one forward pass per token). */
@@ -105,7 +103,6 @@ export class RolloutRow {
     this.traj.reward = res.reward;
     this.traj.pass = res.pass;
     this.traj.errorTurn = res.errorTurn;
-    this.traj.truncated = this.truncated;
     return this.traj;
   }
 
@@ -152,7 +149,7 @@ export class RolloutRow {
     ctx.counters.envMs += performance.now() - tEnv;
     if (this.traj.ids.length + obs.length + 2 > ctx.maxContext) {
       this.live = false;
-      this.truncated = true;
+      this.traj.truncated = true;
       return;
     }
     for (const t of obs) this.record(t, 0, 0, 0);
