@@ -23,10 +23,10 @@ before(async () => {
   m.dispose();
 });
 
-const spec = (): ExperimentSpec => ({
+const spec = (sharePrompts = false): ExperimentSpec => ({
   name: 'vanilla-rl-test', title: 'test', paper: 'test', label: 'test', group: 'method',
   init: { kind: 'checkpoint', path: baseDir },
-  stages: (p) => [{ kind: 'grpo', config: { ...rlSizes(p), lr: 1e-3, maxContext: 400, maxMessageTokens: 12, probeTasks: 4 } }],
+  stages: (p) => [{ kind: 'grpo', config: { ...rlSizes(p), lr: 1e-3, maxContext: 400, maxMessageTokens: 12, probeTasks: 4, sharePrompts } }],
 });
 const opts = (out: string, extra: Partial<RunOptions> = {}): RunOptions => ({
   preset: getPreset('smoke'), seed: 1, out, progress: false, evalSplits: ['id'], ...extra,
@@ -68,6 +68,25 @@ test('a 3-step GRPO smoke run logs every instrument and writes the summary', asy
   const rollouts = fs.readFileSync(path.join(out, 'rollouts.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
   assert.equal(rollouts.length, 3 * 2 * 8); // steps x prompts x group
   assert.ok(['taskId', 'messages', 'reward', 'errorTurn'].every((k) => k in rollouts[0]));
+});
+
+test('shared prompts (grpo.sharePrompts): the same first rollouts and first loss, no leaked tensors', async () => {
+  const plain = tmpDir('plain');
+  const shared = tmpDir('shared');
+  await runExperiment(spec(), opts(plain));
+  const before = tf.memory().numTensors;
+  await runExperiment(spec(true), opts(shared));
+  assert.equal(tf.memory().numTensors, before, 'the shared-prompt run leaked tensors');
+  const first = (dir: string) => fs.readFileSync(path.join(dir, 'rollouts.jsonl'), 'utf8').trim().split('\n')
+    .map((l) => JSON.parse(l)).filter((r) => r.step === 1).map((r) => JSON.stringify(r.messages));
+  assert.equal(first(plain).length, 2 * 8, 'step 1: prompts x group');
+  assert.deepEqual(first(shared), first(plain), 'step 1 samples before any update: the same rollouts');
+  const [a, b] = [plain, shared].map((d) => grpoRecords(readMetrics(path.join(d, 'metrics.jsonl')))[0]);
+  for (const k of ['loss', 'gradNorm'] as const) {
+    const x = numberField(a, k) as number;
+    const y = numberField(b, k) as number;
+    assert.ok(Math.abs(x - y) <= 1e-4 * Math.max(1, Math.abs(x)), `step 1 ${k}: ${x} vs ${y}`);
+  }
 });
 
 test('--resume continues a killed run and reproduces the uninterrupted metrics', async () => {

@@ -119,6 +119,56 @@ describe('KV cache', () => {
   });
 });
 
+describe('shared prefixes (prefixKV + forwardAt after a prefix)', () => {
+  it('continuations after shared prefixes give the full forward\'s logits and gradients', () => {
+    const m = new GPT(small(), 4);
+    const rng = new Rng(9);
+    // two groups with prefixes of 7 and 12 tokens, three rows continuing them with 3 to 9 tokens of their own
+    const prefixes = [7, 12].map((n) => Array.from({ length: n }, () => rng.int(0, V - 1)));
+    const rows = [[0, 9], [1, 3], [0, 5]].map(([g, n]) => ({ g, ids: prefixes[g].concat(Array.from({ length: n }, () => rng.int(0, V - 1))) }));
+    const T = Math.max(...rows.map((r) => r.ids.length - prefixes[r.g].length));
+    const P = 12;
+    const n0 = tf.memory().numTensors;
+    // full forward: each row whole; logits at every position after its prefix (the last token predicts nothing here)
+    const fullLoss = () => tf.tidy(() => tf.addN(rows.map((r, i) => {
+      const L = r.ids.length;
+      const logits = m.forward(tf.tensor2d([r.ids], [1, L], 'int32')); // [1, L, V]
+      const part = tf.slice(logits, [0, prefixes[r.g].length, 0], [1, L - prefixes[r.g].length, V]);
+      return tf.mul(tf.sum(tf.mul(part, part)), i + 1);
+    })) as tf.Scalar);
+    // prefix path: each prefix once, the rows' own tokens as a padded [3, T] batch
+    const ids = tf.tensor2d(rows.flatMap((r) => { const own = r.ids.slice(prefixes[r.g].length); return own.concat(new Array(T - own.length).fill(0)); }), [3, T], 'int32');
+    const prefixIds = tf.tensor2d(prefixes.flatMap((p) => p.concat(new Array(P - p.length).fill(0))), [2, P], 'int32');
+    const at: number[] = [];
+    const weight: number[] = [];
+    rows.forEach((r, i) => { for (let t = 0; t < r.ids.length - prefixes[r.g].length; t++) { at.push(i * T + t); weight.push(i + 1); } });
+    const atT = tf.tensor1d(at, 'int32');
+    const w = tf.tensor2d(weight, [at.length, 1]);
+    const prefixLoss = () => tf.tidy(() => {
+      const kv = m.prefixKV(prefixIds);
+      const logits = m.forwardAt(ids, atT, { kv, lens: prefixes.map((p) => p.length), group: Int32Array.from(rows.map((r) => r.g)) }); // [M, V]
+      return tf.sum(tf.mul(tf.mul(logits, logits), w)) as tf.Scalar;
+    });
+    const a = computeGrads(m.params(), fullLoss);
+    const b = computeGrads(m.params(), prefixLoss);
+    const [la, lb] = [a.value.dataSync()[0], b.value.dataSync()[0]];
+    assert.ok(Math.abs(la - lb) <= 1e-5 * Math.abs(la), `loss ${la} vs ${lb}`);
+    let scale = 0;
+    let diff = 0;
+    for (const [k, g] of a.grads) {
+      const x = g.dataSync();
+      const y = b.grads.get(k)!.dataSync();
+      x.forEach((v, i) => { scale = Math.max(scale, Math.abs(v)); diff = Math.max(diff, Math.abs(v - y[i])); });
+    }
+    assert.ok(scale > 0 && diff <= 1e-4 * scale, `gradients differ by ${diff} (largest ${scale})`);
+    tf.dispose([a.value, b.value, ids, prefixIds, atT, w]);
+    disposeGrads(a.grads);
+    disposeGrads(b.grads);
+    assert.equal(tf.memory().numTensors, n0, 'no tensor leaks');
+    m.dispose();
+  });
+});
+
 describe('determinism and memory', () => {
   it('same seed -> identical weights and identical loss after 3 steps', () => {
     const run = () => {

@@ -54,6 +54,31 @@ test('rollout: same seed gives identical samples; another seed differs', () => {
   model.dispose();
 });
 
+test('rollout: rows that share a prompt read it once and sample exactly as if each had read its own', () => {
+  const tok = tokenizer();
+  const model = tinyModel();
+  const ts = tasks('train').slice(0, 3);
+  const episodes = () => ts.flatMap((t) => Array.from({ length: 4 }, () => new Episode(t)));
+  const passes = { shared: 0, each: 0 };
+  const run = (sharePrompts: boolean) => {
+    const n0 = tf.memory().numTensors;
+    const orig = model.append.bind(model);
+    let appended = 0;
+    model.append = (c, tokens) => { appended += tokens.reduce((a, r) => a + r.length, 0); return orig(c, tokens); };
+    try {
+      const trajs = rollout(model, tok, episodes(), { rng: new Rng(3), config: { ...cfg, sharePrompts } });
+      assert.equal(tf.memory().numTensors, n0, 'no tensor leaks');
+      passes[sharePrompts ? 'shared' : 'each'] = appended;
+      return trajs.map((t) => [t.ids.join(','), t.sampleLogProbs.map((x) => x.toFixed(5)).join(','), t.reward]);
+    } finally {
+      model.append = orig;
+    }
+  };
+  assert.deepEqual(run(true), run(false));
+  assert.ok(passes.shared < passes.each - 2 * 3 * 100, `tokens read: ${passes.shared} shared vs ${passes.each}`);
+  model.dispose();
+});
+
 test('rollout: a scripted teacher row reproduces the teacher conversation token for token, reward 1', () => {
   const tok = tokenizer();
   const model = tinyModel();

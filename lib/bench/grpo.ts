@@ -1,9 +1,9 @@
 /**
  * The end-to-end figure that decides how long an RL run takes: seconds per GRPO step, split by phase.
  *
- * One step is exactly GRPOTrainer.step() of the quick preset's shape (4 training tasks x group 8 = 32
- * trajectories, 2 mini-batches, one PPO epoch, KL to a frozen reference): rollouts with the environments,
- * old and reference log-probs, the updates, and the per-step instruments. The phase clock
+ * One step is exactly GRPOTrainer.step() of the instruct regime's full-preset shape by default (32 training tasks
+ * x group 8 = 256 trajectories, 4 mini-batches, one PPO epoch, KL to a frozen reference): rollouts with the
+ * environments, old and reference log-probs, the updates, and the per-step instruments. The phase clock
  * (lib/train/phases.ts) splits it into
  *   prefill       reading prompts / observations through the KV cache (chunks of tokens)
  *   decode        one-token cache appends while rows sample, logits to the CPU
@@ -35,20 +35,20 @@ export interface GrpoStepBench {
 }
 
 /**
- * The benchmark step's configuration: `prompts` training tasks x group 8 (default 4: 32 trajectories in 2
- * mini-batches; 16: the full preset's shape, mini-batches of 4 prompts), no validation, no checkpointing,
- * and a tiny learning rate. Every phase runs as in training, but the policy stays (almost) the starting one,
+ * The benchmark step's configuration: `prompts` training tasks x group 8 in four mini-batches (as both regimes'
+ * full preset: 16 x 8 strong, 32 x 8 instruct; fewer prompts: one or two mini-batches), no validation, no
+ * checkpointing, and a tiny learning rate. Every phase runs as in training, but the policy stays (almost) the starting one,
  * so the timed steps roll out trajectories of the same length from run to run and across code versions: at
  * the training learning rate, three updates already changed trajectory lengths (350 -> 900 tokens) by chance.
  */
-export function benchGrpoConfig(prompts = 4): GRPOConfig {
-  const perMiniBatch = prompts >= 8 ? 4 : Math.max(1, Math.floor(prompts / 2));
+export function benchGrpoConfig(prompts = 32, sharePrompts = defaultGRPOConfig.sharePrompts): GRPOConfig {
+  const perMiniBatch = prompts >= 8 ? Math.floor(prompts / 4) : Math.max(1, Math.floor(prompts / 2));
   if (!Number.isInteger(prompts) || prompts < 1 || prompts % perMiniBatch !== 0) {
     throw new Error(`bench: --prompts must be 1, 2, 4 or a multiple of 4, got ${prompts}`);
   }
   return {
     ...defaultGRPOConfig, promptsPerStep: prompts, promptsPerMiniBatch: perMiniBatch, groupSize: 8,
-    steps: 1_000_000, valEvery: 1_000_000, checkpointEvery: 0, warmupSteps: 1, lr: 1e-7, seed: 1,
+    steps: 1_000_000, valEvery: 1_000_000, checkpointEvery: 0, warmupSteps: 1, lr: 1e-7, seed: 1, sharePrompts,
   };
 }
 
@@ -57,10 +57,10 @@ export function benchGrpoConfig(prompts = 4): GRPOConfig {
  * `log` gets a line per step.
  */
 export function benchGrpoStep(model: GPT, ref: GPT | null, tokenizer: Tokenizer, trainTasks: Task[], valTasks: Task[],
-  opts: { runs: number; warmup?: number; prompts?: number; log?: (msg: string) => void }): GrpoStepBench {
+  opts: { runs: number; warmup?: number; prompts?: number; sharePrompts?: boolean; log?: (msg: string) => void }): GrpoStepBench {
   const warmup = opts.warmup ?? 1;
   const log = opts.log ?? (() => {});
-  const config = benchGrpoConfig(opts.prompts);
+  const config = benchGrpoConfig(opts.prompts, opts.sharePrompts);
   const nTraj = config.promptsPerStep * config.groupSize;
   const trainer = new GRPOTrainer({ model, ref, tokenizer, trainTasks, valTasks, config });
   const steps: { seconds: number; phases: Record<string, number>; tokens: number }[] = [];

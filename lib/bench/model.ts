@@ -27,10 +27,13 @@ export interface BenchOptions {
   warmup: number;
   /** Seed of weights and data. Default 0. */
   seed: number;
+  /** Measure training / sampling (`toolrl bench --parts`). Default both. */
+  train: boolean;
+  sample: boolean;
 }
 
 export const DEFAULT_BENCH: BenchOptions = {
-  trainBatch: 16, trainSeq: 256, sampleBatch: 64, prefill: 100, decodeSteps: 100, runs: 3, warmup: 1, seed: 0,
+  trainBatch: 16, trainSeq: 256, sampleBatch: 64, prefill: 100, decodeSteps: 100, runs: 3, warmup: 1, seed: 0, train: true, sample: true,
 };
 
 export interface BenchResult {
@@ -38,8 +41,9 @@ export interface BenchResult {
   config: GPTConfig;
   numParams: number;
   options: BenchOptions;
-  train: { tokensPerSec: number; msPerStep: number; stepMs: number[] };
-  sample: {
+  /** Absent when not measured (options.train / options.sample). */
+  train?: { tokensPerSec: number; msPerStep: number; stepMs: number[] };
+  sample?: {
     /** Decode tokens/s (batch x decodeSteps over the decode time, sampling included). */
     tokensPerSec: number;
     /** All tokens (prefill + decode) over the whole time. */
@@ -136,24 +140,24 @@ export function benchModel(cfg: GPTConfig, opts: Partial<BenchOptions> = {}, log
   const rng = new Rng(o.seed);
   const model = new GPT({ ...cfg, blockSize: Math.max(cfg.blockSize, o.trainSeq, o.prefill + o.decodeSteps) }, o.seed);
   try {
-    const { msPerStep, stepMs } = benchTraining(model, o, rng, log);
-    const sampling = benchSampling(model, o, rng, log);
-    const prefillMs = median(sampling.prefillMs);
-    const decode = median(sampling.decodeMs);
-    return {
-      backend: tf.getBackend(),
-      config: model.config,
-      numParams: model.numParams(),
-      options: o,
-      train: { tokensPerSec: ((o.trainBatch * o.trainSeq) / msPerStep) * 1000, msPerStep, stepMs },
-      sample: {
+    const out: BenchResult = { backend: tf.getBackend(), config: model.config, numParams: model.numParams(), options: o };
+    if (o.train) {
+      const { msPerStep, stepMs } = benchTraining(model, o, rng, log);
+      out.train = { tokensPerSec: ((o.trainBatch * o.trainSeq) / msPerStep) * 1000, msPerStep, stepMs };
+    }
+    if (o.sample) {
+      const sampling = benchSampling(model, o, rng, log);
+      const prefillMs = median(sampling.prefillMs);
+      const decode = median(sampling.decodeMs);
+      out.sample = {
         tokensPerSec: ((o.sampleBatch * o.decodeSteps) / decode) * 1000,
         totalTokensPerSec: ((o.sampleBatch * (o.prefill + o.decodeSteps)) / (prefillMs + decode)) * 1000,
         prefillMs,
         msPerDecodeStep: decode / o.decodeSteps,
         decodeMs: sampling.decodeMs,
-      },
-    };
+      };
+    }
+    return out;
   } finally {
     model.dispose();
   }

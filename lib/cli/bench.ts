@@ -4,18 +4,20 @@
  *   sample_tokens_per_s  KV-cache decoding, model only (batch 64, 100-token prefill, 100 decode steps)
  *   rollout_tokens_per_s the whole multi-turn rollout engine with the environments (8 tasks x group 8),
  *                        every token the policy reads or writes counted
- *   grpo_step_seconds    one whole GRPO step (4 tasks x group 8, or --prompts N), split by phase in grpo_step_phases
- * The policy of the rollout and GRPO figures is a regime's base checkpoint (`--regime`, default strong) when it exists
- * and has the benchmarked shape (`--model DxLxH`, default: the default model), else an untrained model of that shape.
- * The base matters for the GRPO step: its rollouts decide how many tokens the step samples and trains on.
- * Progress goes to stderr; the result to stdout.
+ *   grpo                 one whole GRPO step (32 tasks x group 8, or --prompts N) from each regime's base, split by
+ *                        phase: the figure that sets how long an RL run takes
+ *   anchor               the same model and shapes in PyTorch (--anchor PYTHON; scripts/bench-torch.py)
+ * The policy of the rollout and GRPO figures is a regime's base checkpoint when it has the benchmarked shape
+ * (`--model DxLxH`, default: the default model), else an untrained model of that shape: the base decides how many
+ * tokens a step samples and trains on. `--parts` picks the measurements. Progress goes to stderr; the result to stdout.
  */
 import * as fs from 'fs';
 import * as path from 'path';
 import { Rng } from '../prng';
 import { activeBackend } from '../backend';
 import { benchModel } from '../bench/model';
-import { benchGrpoStep } from '../bench/grpo';
+import { benchGrpoStep, GrpoStepBench } from '../bench/grpo';
+import { AnchorResult, runAnchor } from '../bench/anchor';
 import { defaultGPTConfig, GPTConfig } from '../model/config';
 import { GPT } from '../model/gpt';
 import { loadCheckpoint } from '../model/checkpoint';
@@ -23,25 +25,28 @@ import { loadTokenizer, Tokenizer } from '../format/tokenizer';
 import { loadTasks } from '../envs/data';
 import { Episode } from '../envs/episode';
 import { rollout } from '../train/rollout';
-import { BASE_CHECKPOINT } from '../experiments/configs';
+import { getRegime, RegimeName } from '../experiments/regimes';
 import { UsageError } from './args';
+
+/** What `toolrl bench --parts` can measure. */
+export const BENCH_PARTS = ['train', 'sample', 'rollout', 'grpo'] as const;
+export type BenchPart = typeof BENCH_PARTS[number];
 
 export interface BenchReport {
   backend: string;
-  train_tokens_per_s: number;
-  sample_tokens_per_s: number;
+  /** Absent where --parts left the measurement out (so are the other figures of its part). */
+  train_tokens_per_s?: number;
+  train_ms_per_step?: number;
+  sample_tokens_per_s?: number;
   /** Prefill + decode tokens over the whole sampling time. */
-  sample_total_tokens_per_s: number;
-  rollout_tokens_per_s: number;
-  rollout_sampled_tokens_per_s: number;
-  rollout_policy: string;
-  train_ms_per_step: number;
-  grpo_step_seconds: number;
-  /** Seconds per phase of the median GRPO step (see lib/bench/grpo.ts). */
-  grpo_step_phases: Record<string, number>;
-  grpo_tokens_per_trajectory: number;
-  /** Trajectories of the timed GRPO step (prompts x group 8). */
-  grpo_trajectories: number;
+  sample_total_tokens_per_s?: number;
+  rollout_tokens_per_s?: number;
+  rollout_sampled_tokens_per_s?: number;
+  rollout_policy?: string;
+  /** The GRPO step from each regime's base (lib/bench/grpo.ts), with the policy it rolled out. */
+  grpo?: Partial<Record<RegimeName, GrpoStepBench & { policy: string }>>;
+  /** PyTorch on the same model and shapes (--anchor), or absent. */
+  anchor?: AnchorResult;
   model: GPTConfig & { numParams: number };
   runs: number;
 }
@@ -81,27 +86,36 @@ function loadPolicy(cfg: GPTConfig, tok: Tokenizer, base: string): { model: GPT;
   return { model: new GPT(cfg, 1), name: 'untrained model (no base checkpoint of this shape)' };
 }
 
-export function runBench(opts: { runs: number; dataDir: string; model?: string; prompts?: number; base?: string; log?: (msg: string) => void }): BenchReport {
-  const base = opts.base ?? BASE_CHECKPOINT;
-  const log = opts.log ?? (() => {});
-  const tok = loadTokenizer(path.join(opts.dataDir, 'vocab.json'));
-  const cfg = defaultGPTConfig(tok.size, opts.model ? parseModelShape(opts.model) : {});
-  log(`model d${cfg.nEmbd} x ${cfg.nLayer} layers x ${cfg.nHead} heads on ${activeBackend()}`);
-  const m = benchModel(cfg, { runs: opts.runs }, log);
+export interface BenchOptions {
+  runs: number;
+  dataDir: string;
+  /** "DxLxH" (default: the default model). */
+  model?: string;
+  /** Training tasks of the GRPO step (x group 8). Default 32. */
+  prompts?: number;
+  /** Whose base rolls out the GRPO step. Default both. */
+  regimes?: RegimeName[];
+  parts?: BenchPart[];
+  /** Read shared prompts once (GRPOConfig.sharePrompts) in the rollout and GRPO figures. Default false, as in runs. */
+  sharePrompts?: boolean;
+  /** A Python interpreter with torch: adds the PyTorch column. */
+  anchor?: string;
+  log?: (msg: string) => void;
+}
 
-  // the rollout engine with environments
-  const tasks = loadTasks('train', opts.dataDir);
-  const valTasks = loadTasks('test', opts.dataDir);
-  let policy = loadPolicy(cfg, tok, base);
+/** The rollout engine alone with the environments: 8 training tasks x 8, all tokens and sampled tokens per second. */
+function benchRollout(cfg: GPTConfig, tok: Tokenizer, base: string, dataDir: string, runs: number, sharePrompts: boolean, log: (msg: string) => void) {
+  const tasks = loadTasks('train', dataDir);
+  const policy = loadPolicy(cfg, tok, base);
   const all: number[] = [];
   const sampled: number[] = [];
   try {
-    for (let r = 0; r < opts.runs + 1; r++) {
+    for (let r = 0; r < runs + 1; r++) {
       const episodes = tasks.slice(0, 8).flatMap((t) => Array.from({ length: 8 }, () => new Episode(t)));
       const t0 = performance.now();
-      const trajs = rollout(policy.model, tok, episodes, { rng: new Rng(r + 1) });
+      const trajs = rollout(policy.model, tok, episodes, { rng: new Rng(r + 1), config: { sharePrompts } });
       const s = (performance.now() - t0) / 1000;
-      log(`rollout ${r + 1}/${opts.runs + 1}: ${s.toFixed(2)} s, ${trajs.reduce((a, t) => a + t.ids.length, 0)} tokens`);
+      log(`rollout ${r + 1}/${runs + 1}: ${s.toFixed(2)} s, ${trajs.reduce((a, t) => a + t.ids.length, 0)} tokens`);
       if (r === 0) continue; // warm-up
       all.push(trajs.reduce((a, t) => a + t.ids.length, 0) / s);
       sampled.push(trajs.reduce((a, t) => a + t.lossMask.reduce((x, y) => x + y, 0), 0) / s);
@@ -109,43 +123,85 @@ export function runBench(opts: { runs: number; dataDir: string; model?: string; 
   } finally {
     policy.model.dispose();
   }
+  return { rollout_tokens_per_s: Math.round(median(all)), rollout_sampled_tokens_per_s: Math.round(median(sampled)), rollout_policy: policy.name };
+}
 
-  // one GRPO step, end to end, against a frozen copy of the starting policy
-  policy = loadPolicy(cfg, tok, base);
+/** One GRPO step, end to end, from `base` against a frozen copy of it. */
+function benchStep(cfg: GPTConfig, tok: Tokenizer, base: string, dataDir: string, opts: { runs: number; prompts?: number; sharePrompts?: boolean; log: (msg: string) => void }) {
+  const policy = loadPolicy(cfg, tok, base);
   const ref = loadPolicy(cfg, tok, base).model;
-  let grpo;
   try {
-    grpo = benchGrpoStep(policy.model, ref, tok, tasks, valTasks, { runs: opts.runs, prompts: opts.prompts, log });
+    return { ...benchGrpoStep(policy.model, ref, tok, loadTasks('train', dataDir), loadTasks('test', dataDir), opts), policy: policy.name };
   } finally {
     policy.model.dispose();
     ref.dispose();
   }
-  return {
-    backend: activeBackend(),
-    train_tokens_per_s: Math.round(m.train.tokensPerSec),
-    sample_tokens_per_s: Math.round(m.sample.tokensPerSec),
-    sample_total_tokens_per_s: Math.round(m.sample.totalTokensPerSec),
-    rollout_tokens_per_s: Math.round(median(all)),
-    rollout_sampled_tokens_per_s: Math.round(median(sampled)),
-    rollout_policy: policy.name,
-    train_ms_per_step: Math.round(m.train.msPerStep),
-    grpo_step_seconds: grpo.seconds,
-    grpo_step_phases: grpo.phases,
-    grpo_tokens_per_trajectory: grpo.tokensPerTrajectory,
-    grpo_trajectories: grpo.trajectories,
-    model: { ...cfg, numParams: m.numParams },
-    runs: opts.runs,
-  };
 }
 
+export function runBench(opts: BenchOptions): BenchReport {
+  const log = opts.log ?? (() => {});
+  const parts = new Set<BenchPart>(opts.parts ?? BENCH_PARTS);
+  const regimes = opts.regimes ?? (['strong', 'instruct'] as RegimeName[]);
+  const tok = loadTokenizer(path.join(opts.dataDir, 'vocab.json'));
+  const shape = opts.model ? parseModelShape(opts.model) : {};
+  const cfg = defaultGPTConfig(tok.size, shape);
+  log(`model d${cfg.nEmbd} x ${cfg.nLayer} layers x ${cfg.nHead} heads on ${activeBackend()}`);
+  const m = benchModel(cfg, { runs: opts.runs, train: parts.has('train'), sample: parts.has('sample') }, log);
+  const report: BenchReport = { backend: activeBackend(), model: { ...cfg, numParams: m.numParams }, runs: opts.runs };
+  if (m.train) Object.assign(report, { train_tokens_per_s: Math.round(m.train.tokensPerSec), train_ms_per_step: Math.round(m.train.msPerStep) });
+  if (m.sample) {
+    Object.assign(report, { sample_tokens_per_s: Math.round(m.sample.tokensPerSec), sample_total_tokens_per_s: Math.round(m.sample.totalTokensPerSec) });
+  }
+  if (parts.has('rollout')) Object.assign(report, benchRollout(cfg, tok, getRegime(regimes[0]).base, opts.dataDir, opts.runs, opts.sharePrompts ?? false, log));
+  if (parts.has('grpo')) {
+    report.grpo = {};
+    for (const r of regimes) {
+      log(`GRPO step from the ${r} base (${getRegime(r).base})`);
+      report.grpo[r] = benchStep(cfg, tok, getRegime(r).base, opts.dataDir, { runs: opts.runs, prompts: opts.prompts, sharePrompts: opts.sharePrompts, log });
+    }
+  }
+  if (opts.anchor) {
+    log(`PyTorch anchor: ${opts.anchor} scripts/bench-torch.py`);
+    report.anchor = runAnchor(opts.anchor, `${cfg.nEmbd}x${cfg.nLayer}x${cfg.nHead}`, cfg.vocabSize, opts.runs);
+  }
+  return report;
+}
+
+const pct = (x: number | undefined, of: number | undefined) => (x === undefined || !of ? '' : ` (${Math.round((100 * x) / of)}% of PyTorch)`);
+const phaseList = (phases: Record<string, number>) => Object.entries(phases).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ');
+
 export function formatBench(r: BenchReport): string {
-  const phases = Object.entries(r.grpo_step_phases).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ');
-  return [
-    `backend ${r.backend}, model d${r.model.nEmbd} x ${r.model.nLayer} layers x ${r.model.nHead} heads, ${r.model.numParams} parameters, vocab ${r.model.vocabSize}`,
-    `  train     ${r.train_tokens_per_s} tokens/s (${r.train_ms_per_step} ms per step)`,
-    `  sample    ${r.sample_tokens_per_s} tokens/s decoding, ${r.sample_total_tokens_per_s} with the prefill (model only, KV cache, batch 64)`,
-    `  rollout   ${r.rollout_tokens_per_s} tokens/s read+written, ${r.rollout_sampled_tokens_per_s} sampled tokens/s (with environments; ${r.rollout_policy})`,
-    `  grpo step ${r.grpo_step_seconds.toFixed(2)} s for ${r.grpo_trajectories} trajectories of ~${r.grpo_tokens_per_trajectory} tokens (${phases})`,
-    `  (medians of ${r.runs} runs)`,
-  ].join('\n');
+  const a = r.anchor;
+  const lines = [`backend ${r.backend}, model d${r.model.nEmbd} x ${r.model.nLayer} layers x ${r.model.nHead} heads, ${r.model.numParams} parameters, vocab ${r.model.vocabSize}`];
+  if (r.train_tokens_per_s !== undefined) lines.push(`  train     ${r.train_tokens_per_s} tokens/s (${r.train_ms_per_step} ms per step)${pct(r.train_tokens_per_s, a?.train_tokens_per_s)}`);
+  if (r.sample_tokens_per_s !== undefined) {
+    lines.push(`  sample    ${r.sample_tokens_per_s} tokens/s decoding, ${r.sample_total_tokens_per_s} with the prefill (model only, KV cache, batch 64)${pct(r.sample_tokens_per_s, a?.sample_tokens_per_s)}`);
+  }
+  if (r.rollout_tokens_per_s !== undefined) {
+    lines.push(`  rollout   ${r.rollout_tokens_per_s} tokens/s read+written, ${r.rollout_sampled_tokens_per_s} sampled tokens/s (with environments; ${r.rollout_policy})`);
+  }
+  for (const [regime, g] of Object.entries(r.grpo ?? {})) {
+    lines.push(`  grpo step ${g.seconds.toFixed(2)} s from the ${regime} base, ${g.trajectories} trajectories of ~${g.tokensPerTrajectory} tokens (${phaseList(g.phases)})`);
+  }
+  if (a) lines.push(`  anchor    ${a.backend}: train ${a.train_tokens_per_s} tokens/s, sample ${a.sample_tokens_per_s} tokens/s`);
+  lines.push(`  (medians of ${r.runs} runs)`);
+  return lines.join('\n');
+}
+
+/** The Backends table of docs/backends.md: one row for this backend (and one for the anchor when measured). */
+export function benchMarkdown(r: BenchReport): string {
+  const a = r.anchor;
+  const g = r.grpo ?? {};
+  const step = (x?: GrpoStepBench) => (x ? `${x.seconds.toFixed(1)} s (${x.runs.map((s) => s.toFixed(1)).join(', ')})` : '-');
+  const n = (x?: number) => (x === undefined ? '-' : x.toLocaleString('en-US'));
+  const rows = [
+    '| model | backend | train tok/s | sample tok/s | GRPO step, instruct base | GRPO step, strong base |',
+    '|---|---|---:|---:|---:|---:|',
+  ];
+  const name = `d${r.model.nEmbd} x ${r.model.nLayer} x ${r.model.nHead}`;
+  if (a) rows.push(`| ${name} | ${a.backend} | ${n(a.train_tokens_per_s)} | ${n(a.sample_tokens_per_s)} | - | - |`);
+  rows.push(`| ${name} | ${r.backend} | ${n(r.train_tokens_per_s)}${pct(r.train_tokens_per_s, a?.train_tokens_per_s)} | ` +
+    `${n(r.sample_tokens_per_s)}${pct(r.sample_tokens_per_s, a?.sample_tokens_per_s)} | ${step(g.instruct)} | ${step(g.strong)} |`);
+  const traj = Object.values(g)[0];
+  return rows.join('\n') + (traj ? `\n\nGRPO step: ${traj.trajectories} trajectories, median of ${r.runs} steps (each step's seconds in brackets).` : '');
 }

@@ -8,12 +8,12 @@ import { EXIT_HELP } from '../util/errors';
 import { loadTokenizer } from '../format/tokenizer';
 import { initBackend } from '../backend';
 import { PRESETS, getPreset } from '../experiments/presets';
-import { DEFAULT_REGIME, REGIMES, getRegime } from '../experiments/regimes';
+import { DEFAULT_REGIME, REGIMES, RegimeName } from '../experiments/regimes';
 import { getExperiment, listExperiments } from '../experiments/configs';
 import { planRun, resultsDir, runExperiment, splitSyntax, RunOptions } from '../experiments/runner';
 import { runEval, formatEval, splitTasks, EvalSplit } from './eval';
 import { branchResultsDir } from '../experiments/branch';
-import { runBench, formatBench, parseModelShape } from './bench';
+import { BENCH_PARTS, BenchPart, benchMarkdown, runBench, formatBench, parseModelShape } from './bench';
 import { writeDataset } from '../envs/data';
 import { reproduceCommand, reportCommand } from './reproduce';
 import { calibrateCommand } from './calibrate';
@@ -83,13 +83,17 @@ const evalCmd: Command = {
 const bench: Command = {
   spec: {
     name: 'bench',
-    summary: 'training, sampling, rollout and GRPO-step speed of the model on the active backend',
+    summary: 'training, sampling, rollout and GRPO-step speed of the model on the active backend (docs/backends.md)',
     options: {
       json: { kind: 'flag', help: 'print the result as JSON' },
+      markdown: { kind: 'flag', help: 'print the Backends table of docs/backends.md' },
       model: { kind: 'string', help: 'model shape DxLxH, e.g. 128x4x4 (default: the default model)' },
       runs: { kind: 'number', help: 'timed repetitions (median reported)', default: 5 },
-      prompts: { kind: 'number', help: 'training tasks of the timed GRPO step (x 8 rollouts; the full preset: 16 strong, 32 instruct)', default: 4 },
-      regime: { kind: 'string', choices: REGIMES, help: 'whose base checkpoint rolls out (its trajectories set the step\'s length)', default: DEFAULT_REGIME },
+      parts: { kind: 'string', help: `what to measure, comma-separated: ${BENCH_PARTS.join(', ')}`, default: BENCH_PARTS.join(',') },
+      prompts: { kind: 'number', help: 'training tasks of the timed GRPO step, x 8 rollouts (the full preset: 16 strong, 32 instruct)', default: 32 },
+      regime: { kind: 'string', choices: [...REGIMES, 'both'], help: 'whose base checkpoint rolls out the GRPO step (its trajectories set the step\'s length)', default: 'both' },
+      'share-prompts': { kind: 'flag', help: 'read each group\'s prompt once in the rollout and GRPO figures (--set grpo.sharePrompts=true of a run)' },
+      anchor: { kind: 'string', help: 'a Python interpreter with torch: the same model and shapes in PyTorch beside ours (scripts/bench-torch.py)' },
       backend: { kind: 'string', choices: ['tensorflow', 'wasm', 'cpu'], help: 'tfjs backend (default: automatic)' },
       data: { kind: 'string', help: 'data folder', default: 'data' },
     },
@@ -97,14 +101,20 @@ const bench: Command = {
   async run(args) {
     const runs = positiveInt('--runs', args.runs, 100);
     const prompts = positiveInt('--prompts', args.prompts, 64);
+    if (prompts >= 8 && prompts % 4 !== 0) throw new UsageError(`--prompts must be 1 to 7 or a multiple of 4 (four mini-batches), got ${prompts}`);
     if (args.model !== undefined) parseModelShape(args.model as string);
+    const parts = (args.parts as string).split(',').map((p) => p.trim()) as BenchPart[];
+    const unknown = parts.filter((p) => !(BENCH_PARTS as readonly string[]).includes(p));
+    if (unknown.length > 0 || parts.length === 0) throw new UsageError(`--parts must list some of ${BENCH_PARTS.join(', ')}, got "${args.parts}"`);
     inputOf('--data', () => { loadTokenizer(path.join(args.data as string, 'vocab.json')); splitTasks('id', args.data as string); });
-    await initBackend({ backend: args.backend as string | undefined, verbose: !args.json });
+    await initBackend({ backend: args.backend as string | undefined, verbose: !args.json && !args.markdown });
+    const regimes = args.regime === 'both' ? REGIMES : [args.regime as RegimeName];
     const res = runBench({
-      runs, dataDir: args.data as string, model: args.model as string | undefined, prompts, base: getRegime(args.regime as string).base,
-      log: (msg) => process.stderr.write(`[bench] ${msg}\n`),
+      runs, dataDir: args.data as string, model: args.model as string | undefined, prompts, regimes, parts,
+      sharePrompts: Boolean(args['share-prompts']), anchor: args.anchor as string | undefined, log: (msg) => process.stderr.write(`[bench] ${msg}\n`),
     });
-    process.stdout.write(args.json ? JSON.stringify(res, null, 2) + '\n' : formatBench(res) + '\n');
+    const text = args.json ? JSON.stringify(res, null, 2) : args.markdown ? benchMarkdown(res) : formatBench(res);
+    process.stdout.write(text + '\n');
   },
 };
 

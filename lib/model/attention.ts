@@ -38,11 +38,23 @@ function toHeads(x: tf.Tensor2D, B: number, T: number, nHead: number, perm = [0,
   return tf.transpose(tf.reshape(x, [B, T, nHead, hd]), perm) as tf.Tensor4D;
 }
 
+/** One layer's keys (transposed) and values over a sequence: what later tokens read. */
+export interface LayerKV {
+  kT: tf.Tensor4D; // [G, H, hd, P]
+  v: tf.Tensor4D; // [G, H, P, hd]
+}
+
 /**
- * One pre-LN transformer block on x [B, T, C] over whole sequences (training and scoring): full causal
- * self-attention with bias [1, 1, T, T].
+ * One pre-LN transformer block on x [B, T, C] over whole sequences (training and scoring): causal
+ * self-attention with bias [1 or B, 1, T, T] (or [B, 1, T, P + T] after a prefix). Also returns the block's
+ * keys and values of x, which a continuation reads when x is a shared prefix (GPT.prefixKV).
+ *
+ * `prefix` (one entry per row of x, already gathered from the shared prefixes): keys kT [B, H, hd, P] and values
+ * v [B, H, P, hd] of the P tokens before x. The rows of x then attend to those and to themselves, as if the
+ * prefix had been part of the sequence: a token depends on earlier ones only through their keys and values.
  */
-export function blockForward(p: BlockParams, x: tf.Tensor3D, nHead: number, bias: tf.Tensor4D): tf.Tensor3D {
+export function blockForward(p: BlockParams, x: tf.Tensor3D, nHead: number, bias: tf.Tensor4D,
+  prefix: LayerKV | null = null): { x: tf.Tensor3D; kv: LayerKV } {
   const [B, T, C] = x.shape;
   const hd = C / nHead;
   const x2 = tf.reshape(x, [B * T, C]) as tf.Tensor2D; // [B*T, C]
@@ -54,10 +66,12 @@ export function blockForward(p: BlockParams, x: tf.Tensor3D, nHead: number, bias
   const q = toHeads(linear(h, tf.mul(wq, 1 / Math.sqrt(hd)), tf.mul(bq, 1 / Math.sqrt(hd))), B, T, nHead); // [B, H, T, hd], pre-scaled
   const kT = toHeads(linear(h, wk, bk), B, T, nHead, [0, 2, 3, 1]); // [B, H, hd, T]
   const v = toHeads(linear(h, wv, bv), B, T, nHead); // [B, H, T, hd]
-  const att = tf.softmax(tf.add(headMatMul(q, kT), bias)) as tf.Tensor4D; // [B, H, T, T], softmax over keys
-  const y = headMatMul(att, v); // [B, H, T, hd]
+  const kTAll = prefix === null ? kT : tf.concat([prefix.kT, kT], 3) as tf.Tensor4D; // [B, H, hd, P + T]
+  const vAll = prefix === null ? v : tf.concat([prefix.v, v], 2) as tf.Tensor4D; // [B, H, P + T, hd]
+  const att = tf.softmax(tf.add(headMatMul(q, kTAll), bias)) as tf.Tensor4D; // [B, H, T, P + T], softmax over keys
+  const y = headMatMul(att, vAll); // [B, H, T, hd]
   const yMerged = tf.reshape(tf.transpose(y, [0, 2, 1, 3]), [B * T, C]) as tf.Tensor2D; // [B*T, C]
-  return tf.reshape(mlpResidual(p, x2, yMerged), [B, T, C]) as tf.Tensor3D;
+  return { x: tf.reshape(mlpResidual(p, x2, yMerged), [B, T, C]) as tf.Tensor3D, kv: { kT, v } };
 }
 
 /** The attention output projection + residual, then the MLP (4x, GELU) + residual. x2, y [N, C] -> [N, C]. */

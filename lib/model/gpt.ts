@@ -8,6 +8,11 @@
  * - forward(ids): training / scoring over whole padded sequences (positions 0..T-1, causal mask);
  * - createCache(B) + append(cache, tokens): incremental decoding of B rollouts at different positions.
  *
+ * Shared prefixes (prefixKV + forwardAt with a PrefixContext): the rollouts of a GRPO group share their prompt,
+ * about half of each trajectory's tokens. A token reads earlier ones only through their keys and values, so the
+ * prompt runs through the blocks once per group and each rollout's continuation reads the group's keys and
+ * values: the same logits, with the prompt's share of the work divided by the group size.
+ *
  * The head is UNTIED from the token embedding: a tied head needs h @ wte^T, a transposed product that is
  * ~10x slower on wasm (or an explicit transpose of wte every call), while an untied one is a plain matMul;
  * it also lets diagnostics read the output row of a control token (e.g. <|im_end|>) on its own. It costs
@@ -15,11 +20,22 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../prng';
-import { BlockParams, blockForward, CacheBias, decodeBlock } from './attention';
-import { causalBias } from './mask';
+import { BlockParams, blockForward, CacheBias, decodeBlock, LayerKV } from './attention';
+import { causalBias, prefixCausalBias } from './mask';
+import { matMulNN } from './matmul';
 import { GPTConfig, validateGPTConfig } from './config';
 import { CacheLayer, DecodeWeights, KVCache } from './kvcache';
 import { embed, gatherRows, GELU_DECODE_SCALES, layerNorm, linear, normLinear } from './layers';
+
+/** Shared prefixes that a batch of continuations reads (GPT.prefixKV, GPT.forwardAt). */
+export interface PrefixContext {
+  /** Per layer, the prefixes' keys kT [G, H, hd, P] and values v [G, H, P, hd] (GPT.prefixKV). */
+  kv: LayerKV[];
+  /** [G] real tokens of each prefix (the rest of its P slots is padding). */
+  lens: number[];
+  /** [B] the prefix each row continues. */
+  group: Int32Array;
+}
 
 /** How a parameter is initialised. */
 type Init = 'normal' | 'residual' | 'zeros' | 'ones';
@@ -128,23 +144,59 @@ export class GPT {
    * logits [M, V]. Every position still runs through the blocks (it is context), but the final LayerNorm
    * and the head, the largest product of the model (C x V per position), run only where a loss or a
    * log-prob is read: the trained tokens, a quarter of a multi-turn trajectory. Differentiable.
+   *
+   * With `prefix`, row b of ids is the continuation of prefix group[b]: its tokens sit at positions lens[group[b]]
+   * onwards and attend to that prefix's keys and values (differentiable w.r.t. them too).
    */
-  forwardAt(ids: tf.Tensor2D, at: tf.Tensor1D): tf.Tensor2D {
-    return tf.tidy(() => this.head(gatherRows(this.hidden(ids), at)));
+  forwardAt(ids: tf.Tensor2D, at: tf.Tensor1D, prefix?: PrefixContext): tf.Tensor2D {
+    return tf.tidy(() => this.head(gatherRows(this.hidden(ids, prefix), at)));
   }
 
-  /** The blocks: ids [B, T] -> the residual stream [B*T, C] before the final LayerNorm. */
-  private hidden(ids: tf.Tensor2D): tf.Tensor2D {
+  /**
+   * Keys and values of every layer over shared prefixes: ids [G, P] int32, right-padded (padding slots are masked
+   * by the continuations' bias) -> per layer kT [G, H, hd, P], v [G, H, P, hd]. Differentiable.
+   */
+  prefixKV(ids: tf.Tensor2D): LayerKV[] {
+    // returned from the tidy (not tf.keep), so an enclosing scope such as a gradient tape still owns them
+    return tf.tidy(() => {
+      const kv: LayerKV[] = [];
+      this.hidden(ids, undefined, kv);
+      return kv as unknown as tf.TensorContainer;
+    }) as unknown as LayerKV[];
+  }
+
+  /**
+   * The blocks: ids [B, T] -> the residual stream [B*T, C] before the final LayerNorm. `prefix`: see forwardAt;
+   * `kvOut` collects each block's keys and values.
+   */
+  private hidden(ids: tf.Tensor2D, prefix?: PrefixContext, kvOut?: LayerKV[]): tf.Tensor2D {
     this.assertUsable();
     const [B, T] = ids.shape;
     const { nEmbd: C, blockSize, nHead } = this.config;
-    if (T > blockSize) throw new Error(`GPT.forward: sequence length ${T} > blockSize ${blockSize}`);
     const tok = embed(this.p('wte.weight') as tf.Tensor2D, tf.reshape(ids, [B * T]) as tf.Tensor1D); // [B*T, C]
-    // Positions 0..T-1 are the same for every row: a slice of wpe (its gradient is a pad), broadcast over B.
-    const pos = tf.slice(this.p('wpe.weight'), [0, 0], [T, C]); // [T, C]
-    let x = tf.add(tf.reshape(tok, [B, T, C]), pos) as tf.Tensor3D; // [B, T, C]
-    const bias = causalBias(T); // [1, 1, T, T]
-    for (const bp of this.blocks) x = blockForward(bp, x, nHead, bias);
+    let x: tf.Tensor3D; // [B, T, C]
+    let bias: tf.Tensor4D;
+    let rowKV = (_l: number): LayerKV | null => null;
+    if (prefix === undefined) {
+      if (T > blockSize) throw new Error(`GPT.forward: sequence length ${T} > blockSize ${blockSize}`);
+      // Positions 0..T-1 are the same for every row: a slice of wpe (its gradient is a pad), broadcast over B.
+      const pos = tf.slice(this.p('wpe.weight'), [0, 0], [T, C]); // [T, C]
+      x = tf.add(tf.reshape(tok, [B, T, C]), pos) as tf.Tensor3D;
+      bias = causalBias(T); // [1, 1, T, T]
+    } else {
+      const starts = Array.from(prefix.group, (g) => prefix.lens[g]); // [B] position of each row's first token
+      const posIds = new Int32Array(B * T); // padding positions past the block size are clamped (never read)
+      starts.forEach((s, b) => { for (let t = 0; t < T; t++) posIds[b * T + t] = Math.min(s + t, blockSize - 1); });
+      const pos = embed(this.p('wpe.weight') as tf.Tensor2D, tf.tensor1d(posIds, 'int32')); // [B*T, C]
+      x = tf.reshape(tf.add(tok, pos), [B, T, C]) as tf.Tensor3D;
+      bias = prefixCausalBias(starts, prefix.kv[0].kT.shape[3], T); // [B, 1, T, P + T]
+      rowKV = (l) => ({ kT: gatherGroups(prefix.kv[l].kT, prefix.group), v: gatherGroups(prefix.kv[l].v, prefix.group) });
+    }
+    this.blocks.forEach((bp, l) => {
+      const out = blockForward(bp, x, nHead, bias, rowKV(l));
+      x = out.x;
+      if (kvOut) kvOut.push(out.kv);
+    });
     return tf.reshape(x, [B * T, C]) as tf.Tensor2D;
   }
 
@@ -261,6 +313,26 @@ export class GPT {
     this.vars.clear();
     this.disposed = true;
   }
+}
+
+/**
+ * Row b of the result is t[group[b]]: t [G, ...] -> [B, ...]. The forward is a gather; the gradient, the sum of
+ * each group's rows, a product with the one-hot [G, B] (tf.gather's own gradient needs UnsortedSegmentSum, which
+ * wasm lacks; and wasm's matMul caches packed operands by tensor id, so a one-hot product in the forward read a
+ * stale packing of t's reshaped keys: wrong values, measured).
+ */
+function gatherGroups(t: tf.Tensor4D, group: Int32Array): tf.Tensor4D {
+  const [G, a, b, c] = t.shape;
+  const pickT = new Float32Array(G * group.length); // [G, B] one-hot
+  group.forEach((g, r) => { pickT[g * group.length + r] = 1; });
+  const rows = tf.customGrad(((flat: tf.Tensor, save: tf.GradSaveFunc) => {
+    save([]);
+    return {
+      value: tf.gather(flat, tf.tensor1d(group, 'int32')), // [B, a*b*c]
+      gradFunc: (dy: tf.Tensor) => [matMulNN(tf.tensor2d(pickT, [G, group.length]), dy)], // [G, a*b*c]
+    };
+  }) as unknown as Parameters<typeof tf.customGrad>[0]) as unknown as (flat: tf.Tensor) => tf.Tensor;
+  return tf.reshape(rows(tf.reshape(t, [G, a * b * c])), [group.length, a, b, c]) as tf.Tensor4D;
 }
 
 /** Per-row kept slots [B * F] -> row indices [B * H * F] into values flattened to [B * H * S, hd]. */

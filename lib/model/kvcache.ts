@@ -24,7 +24,7 @@
  * Rows leave too (`retain`): a multi-turn rollout's episodes end at very different times (measured on the
  * base policy, 16 tasks x 8: the mean pass had 43 of 128 rows still running, half the passes 23 or fewer),
  * and a finished row would otherwise be read by every later attention pass. Dropping it is one gather of
- * the cache along the batch axis.
+ * the cache along the batch axis. The same gather copies rows: the rollouts of a group read one prompt, once.
  */
 import * as tf from '@tensorflow/tfjs';
 import { MASK_VALUE } from './mask';
@@ -259,7 +259,8 @@ export class KVCache {
   /**
    * Keep only the rows `keep` (indices into the current rows, in the order given; at least one): row i of
    * the cache afterwards is old row keep[i]. Every slot tensor, the frozen bias and the last logits are
-   * gathered along the batch axis; positions and validity follow their rows.
+   * gathered along the batch axis; positions and validity follow their rows. A row may be kept several times
+   * (copies that go on separately: rollouts that read the same prompt, lib/train/rollout.ts).
    */
   retain(keep: number[]): void {
     this.assertUsable();
@@ -278,7 +279,7 @@ export class KVCache {
     this.frozenBias = take(this.frozenBias);
     this.lastLogits = take(this.lastLogits);
     idx.dispose();
-    this.valid = keep.map((r) => this.valid[r]);
+    this.valid = keep.map((r) => this.valid[r].slice()); // a copy each: kept twice, a row's copies diverge
     this.pos = keep.map((r) => this.pos[r]);
     this.rows = keep.length;
   }

@@ -17,3 +17,22 @@ export function causalBias(T: number): tf.Tensor4D {
   for (let i = 0; i < T; i++) for (let j = i + 1; j < T; j++) data[i * T + j] = MASK_VALUE;
   return tf.tensor4d(data, [1, 1, T, T]);
 }
+
+/**
+ * The bias of continuations after shared prefixes: [B, 1, T, P + T]. Row b's queries may read the first
+ * `prefixLens[b]` of the P prefix slots (the rest is the padding of shorter prefixes) and, causally, its own T
+ * positions (lib/model/gpt.ts, PrefixContext).
+ */
+export function prefixCausalBias(prefixLens: number[], P: number, T: number): tf.Tensor4D {
+  const B = prefixLens.length;
+  const W = P + T;
+  const data = new Float32Array(B * T * W); // [B, T, P + T] row-major: row b, query i, key j
+  for (let b = 0; b < B; b++) {
+    for (let i = 0; i < T; i++) {
+      const row = (b * T + i) * W;
+      for (let j = prefixLens[b]; j < P; j++) data[row + j] = MASK_VALUE;
+      for (let j = i + 1; j < T; j++) data[row + P + j] = MASK_VALUE;
+    }
+  }
+  return tf.tensor4d(data, [B, 1, T, W]);
+}

@@ -35,12 +35,15 @@ export interface PaddedBatch {
 /**
  * Build a padded batch. `extras[name][b]` are per-token arrays aligned with `seqs[b].ids`; the value at
  * token t belongs to prediction position t-1 like the mask, and is kept where the mask is 1. `maxLen`
- * truncates (keeping the start).
+ * truncates (keeping the start). `starts[b]` (default 0): row b's inputs begin at its token starts[b], the
+ * tokens before it being a shared prefix that the model reads separately (SharedPrefixes); trainedPositions
+ * stay positions in the whole sequence.
  */
 export function padBatch(seqs: { ids: number[]; lossMask: number[] }[], maxLen: number,
-  extras: Record<string, number[][]> = {}): PaddedBatch {
+  extras: Record<string, number[][]> = {}, starts?: number[]): PaddedBatch {
   if (seqs.length === 0) throw new Error('padBatch: empty batch');
-  const L = Math.min(maxLen, Math.max(...seqs.map((s) => s.ids.length)));
+  const from = (b: number) => (starts === undefined ? 0 : starts[b]);
+  const L = Math.max(...seqs.map((s, b) => Math.min(maxLen, s.ids.length) - from(b)));
   const T = Math.max(1, L - 1);
   const B = seqs.length;
   const inp = new Int32Array(B * T);
@@ -54,13 +57,15 @@ export function padBatch(seqs: { ids: number[]; lossMask: number[] }[], maxLen: 
   for (const k of names) ext[k] = [];
   seqs.forEach((s, b) => {
     if (s.ids.length !== s.lossMask.length) throw new Error(`padBatch: ids/lossMask length mismatch in row ${b}`);
-    const n = Math.min(s.ids.length, L);
-    for (let t = 0; t + 1 < n; t++) {
-      inp[b * T + t] = s.ids[t];
-      tgt[b * T + t] = s.ids[t + 1];
-      msk[b * T + t] = s.lossMask[t + 1];
+    const n = Math.min(s.ids.length, maxLen);
+    const s0 = from(b);
+    for (let t = s0; t + 1 < n; t++) {
+      const at = b * T + t - s0; // [B, T] slot of input position t
+      inp[at] = s.ids[t];
+      tgt[at] = s.ids[t + 1];
+      msk[at] = s.lossMask[t + 1];
       if (s.lossMask[t + 1] !== 1) continue;
-      flat.push(b * T + t);
+      flat.push(at);
       rowsOf.push(b);
       posOf.push(t);
       for (const k of names) ext[k].push(extras[k][b][t + 1]);
@@ -85,6 +90,39 @@ export function padBatch(seqs: { ids: number[]; lossMask: number[] }[], maxLen: 
   };
   for (const k of names) batch.extras[k] = tf.tensor1d(ext[k], 'float32');
   return batch;
+}
+
+/**
+ * Shared prompts (GPT.prefixKV): how many leading tokens the rows of a group can read once for all of them. The
+ * longest common prefix of their ids (at most maxLen), ending before any position whose target is trained (its
+ * logits are needed) and leaving each row at least one input position of its own. A GRPO group's rollouts share
+ * their prompt up to the assistant's first token: about half of a trajectory.
+ */
+export function sharedPrefixLength(seqs: { ids: number[]; lossMask: number[] }[], maxLen: number): number {
+  let P = Math.min(...seqs.map((s) => Math.min(s.ids.length, maxLen) - 2)); // input positions are 0 .. n - 2
+  for (const s of seqs) {
+    const first = s.lossMask.indexOf(1, 1); // token `first` is predicted at input position first - 1
+    if (first > 0) P = Math.min(P, first - 1);
+  }
+  const ids0 = seqs[0].ids;
+  for (let i = 0; i < P; i++) {
+    if (seqs.some((s) => s.ids[i] !== ids0[i])) return i;
+  }
+  return Math.max(P, 0);
+}
+
+/** The prefixes of G groups, right-padded with token 0: ids [G, P] int32 (P = the longest, at least 1) and their lengths. */
+export interface SharedPrefixes {
+  ids: tf.Tensor2D;
+  lens: number[];
+}
+
+/** `heads[g]`: a sequence of group g (its first lens[g] tokens are the prefix). */
+export function sharedPrefixes(heads: number[][], lens: number[]): SharedPrefixes {
+  const P = Math.max(1, ...lens);
+  const data = new Int32Array(heads.length * P);
+  heads.forEach((ids, g) => { for (let i = 0; i < lens[g]; i++) data[g * P + i] = ids[i]; });
+  return { ids: tf.tensor2d(data, [heads.length, P], 'int32'), lens };
 }
 
 /**

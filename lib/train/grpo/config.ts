@@ -18,6 +18,15 @@ export interface GRPOConfig extends PolicyLossConfig {
    * not the math. Paper code: verl's dynamic batch size (ppo_max_token_len_per_gpu); ours: 8192.
    */
   microBatchTokens: number;
+  /**
+   * Read each group's shared prompt once instead of once per rollout: in the rollouts (RolloutConfig.sharePrompts)
+   * and in the update, once per mini-batch (lib/train/grpo/prepare.ts). The same samples, log-probs and gradients
+   * up to the order of float sums. Speed only, not the math; ours (verl pads every rollout to its whole sequence).
+   * Off by default: the native backend rounds the prompt pass differently (~1e-5 in the first update's gradient),
+   * so from the second step on the samples part from the committed runs', which were made without it;
+   * `--set grpo.sharePrompts=true` for a ~10% shorter step (docs/backends.md).
+   */
+  sharePrompts: boolean;
   /** Passes over the step's rollouts. Paper: 1 (ppo_epochs). */
   ppoEpochs: number;
   /** Number of RL steps. Paper: 300 (total_training_steps); ours per preset. */
@@ -68,6 +77,7 @@ export const defaultGRPOConfig: GRPOConfig = {
   promptsPerStep: 8,
   promptsPerMiniBatch: 4,
   microBatchTokens: 8192,
+  sharePrompts: false,
   ppoEpochs: 1,
   steps: 100,
   lr: 3e-4,

@@ -5,7 +5,7 @@
  * trained positions (for the logit-gradient split).
  */
 import * as tf from '@tensorflow/tfjs';
-import { GPT } from '../../model/gpt';
+import { GPT, PrefixContext } from '../../model/gpt';
 import { entropyFromLogits, rowLogProbs } from '../../model/logprobs';
 import { PaddedBatch } from '../batch';
 
@@ -23,12 +23,15 @@ export interface ScoreResult {
   topOther: { id: number; p: number }[];
 }
 
-/** `probeAt`: indices into the batch's trained positions (0 .. M-1) at which to read the probe tokens. */
+/**
+ * `probeAt`: indices into the batch's trained positions (0 .. M-1) at which to read the probe tokens; `prefix`: the
+ * shared prompts the batch's rows continue (lib/train/grpo/prepare.ts).
+ */
 export function scoreBatch(model: GPT, batch: PaddedBatch, probeAt: number[] = [], probeTokens: number[] = [],
-  withEntropy = true): ScoreResult {
+  withEntropy = true, prefix?: PrefixContext): ScoreResult {
   let entropies: tf.Tensor1D | null = null;
   const r = tf.tidy(() => {
-    const logits = model.forwardAt(batch.inputs, batch.trained); // [M, V]
+    const logits = model.forwardAt(batch.inputs, batch.trained, prefix); // [M, V]
     const [M, V] = logits.shape;
     const logp = rowLogProbs(logits, batch.trainedTargets); // [M]
     if (withEntropy) entropies = tf.keep(tf.reshape(entropyFromLogits(tf.reshape(logits, [1, M, V]) as tf.Tensor3D), [M]) as tf.Tensor1D);

@@ -167,7 +167,7 @@ export class GRPOTrainer {
     const trajs = rollout(this.model, tok, episodes, {
       rng: this.rng.fork(),
       scripts,
-      config: { temperature: cfg.temperature, greedy: false, maxMessageTokens: cfg.maxMessageTokens, maxContext: cfg.maxContext },
+      config: { temperature: cfg.temperature, greedy: false, maxMessageTokens: cfg.maxMessageTokens, maxContext: cfg.maxContext, sharePrompts: cfg.sharePrompts },
       probeRead: { prefix: [tok.id(TOOL_CALL_OPEN), tok.id('\n')], tokens: probeTokenIds(tok) },
     });
     const seconds = (Date.now() - t0) / 1000;
@@ -196,6 +196,7 @@ export class GRPOTrainer {
     const prep = prepareMiniBatches({
       model: this.model, ref: this.args.ref, trajs, advantages: adv, hinted, groupSize: cfg.groupSize,
       promptsPerMiniBatch: cfg.promptsPerMiniBatch, maxContext: cfg.maxContext, microBatchTokens: cfg.microBatchTokens,
+      sharePrompts: cfg.sharePrompts,
       openId: tok.id(TOOL_CALL_OPEN), newlineId: tok.id('\n'), probeIds,
     });
     // the signal's extra loss data per mini-batch (the per-update SFT loss), built outside the gradient scope
@@ -208,7 +209,8 @@ export class GRPOTrainer {
           updates.push(updateMiniBatch(this.model, this.opt, mb, cfg, lr, { signal: this.args.signal, extra: extras[i], stepNo }));
         });
       }
-      const trainTokens = prep.minibatches.reduce((a, mb) => a + mb.micro.reduce((b, m) => b + m.batch.inputs.size, 0), 0) * cfg.ppoEpochs;
+      // tokens the update reads: each micro-batch, plus each mini-batch's shared prompts (read once per epoch)
+      const trainTokens = prep.minibatches.reduce((a, mb) => a + (mb.prefix?.ids.size ?? 0) + mb.micro.reduce((b, m) => b + m.batch.inputs.size, 0), 0) * cfg.ppoEpochs;
       const trainSeconds = (Date.now() - t1) / 1000;
       this.stepIndex = stepNo;
 

@@ -6,6 +6,10 @@
  *
  * The micro-batches' terms are each divided by the mini-batch's token count, so their sum is the mini-batch's
  * token-mean: the same loss and gradient as one padded batch, up to the order of float sums.
+ *
+ * With shared prompts (MiniBatch.prefix) the prompts' keys and values K(theta) are computed once, outside the
+ * tape, and the micro-batches differentiate w.r.t. them as well as the parameters; the chain rule then adds
+ * the prompts' part in one more pass, as the gradient of sum(K(theta) * dL/dK) (promptGrads).
  */
 import * as tf from '@tensorflow/tfjs';
 import { GPT } from '../../model/gpt';
@@ -13,7 +17,8 @@ import { entropyFromLogits, rowLogProbs } from '../../model/logprobs';
 import { AdamW, computeGrads, disposeGrads } from '../optim';
 import { PaddedBatch } from '../batch';
 import { timed } from '../phases';
-import { MiniBatch } from './prepare';
+import { MiniBatch, prefixContext } from './prepare';
+import type { LayerKV } from '../../model/attention';
 import { PolicyLossConfig, policyLoss } from './loss';
 import type { SyncSignal } from './signal';
 import type { GRPOStepRecord } from '../records';
@@ -45,11 +50,15 @@ export function miniBatchGrads(model: GPT, mb: MiniBatch, cfg: PolicyLossConfig 
   const acc = new Map<string, tf.Tensor>();
   const sums: LossTerms = { loss: 0, pgLoss: 0, kl: 0, clipFrac: 0, dualClipFrac: 0 };
   const order = Object.keys(sums) as (keyof LossTerms)[];
+  // shared prompts: their keys and values as variables of the micro-batches' gradients (see the file comment)
+  const kv = mb.prefix === null ? null : timed('backward', () => promptVariables(model, mb.prefix!.ids));
+  const dKV = new Map<string, tf.Tensor>(); // dL/dK, dL/dV of the prompts, summed over the micro-batches
   try {
+    const vars = kv === null ? model.params() : new Map([...model.params(), ...kv.vars]);
     for (const m of mb.micro) {
       let kept: tf.Tensor1D | null = null; // [5] in `order`: one read per micro-batch
-      const { value, grads } = timed('backward', () => computeGrads(model.params(), () => {
-        const logits = model.forwardAt(m.batch.inputs, m.batch.trained); // [M, V]: trained positions only
+      const { value, grads } = timed('backward', () => computeGrads(vars, () => {
+        const logits = model.forwardAt(m.batch.inputs, m.batch.trained, prefixContext(mb, m, kv?.layers ?? null)); // [M, V]: trained positions only
         const logp = rowLogProbs(logits, m.batch.trainedTargets); // [M]
         const { adv, off } = m.batch.extras; // [M] each
         const offPolicy = sig?.offPolicyLoss ? { mask: off, loss: sig.offPolicyLoss(logp, adv) } : undefined;
@@ -68,7 +77,11 @@ export function miniBatchGrads(model: GPT, mb: MiniBatch, cfg: PolicyLossConfig 
       const v = kept!.dataSync();
       kept!.dispose();
       order.forEach((k, i) => (sums[k] += v[i]));
+      if (kv !== null) for (const name of kv.vars.keys()) moveGrad(grads, dKV, name);
       accumulate(acc, grads);
+    }
+    if (kv !== null && dKV.size > 0) {
+      accumulate(acc, timed('backward', () => promptGrads(model, mb.prefix!.ids, dKV)));
     }
     if (sig?.extraLoss && opts.extra) {
       const extra = opts.extra;
@@ -81,7 +94,52 @@ export function miniBatchGrads(model: GPT, mb: MiniBatch, cfg: PolicyLossConfig 
   } catch (e) {
     disposeGrads(acc);
     throw e;
+  } finally {
+    disposeGrads(dKV);
+    if (kv !== null) for (const v of kv.vars.values()) v.dispose();
   }
+}
+
+/** The prompts' keys and values per layer (GPT.prefixKV, outside any tape) as variables named prompt.<layer>.kT / .v. */
+function promptVariables(model: GPT, ids: tf.Tensor2D): { layers: LayerKV[]; vars: Map<string, tf.Variable> } {
+  const vars = new Map<string, tf.Variable>();
+  const layers = model.prefixKV(ids).map((l, i) => {
+    const kT = tf.variable(l.kT, true) as tf.Variable<tf.Rank.R4>; // shares l.kT's data
+    const v = tf.variable(l.v, true) as tf.Variable<tf.Rank.R4>;
+    tf.dispose([l.kT, l.v]);
+    vars.set(`prompt.${i}.kT`, kT);
+    vars.set(`prompt.${i}.v`, v);
+    return { kT, v };
+  });
+  return { layers, vars };
+}
+
+/** Move grads[name] into acc[name] (summing). */
+function moveGrad(grads: Map<string, tf.Tensor>, acc: Map<string, tf.Tensor>, name: string): void {
+  const g = grads.get(name);
+  if (g === undefined) return;
+  grads.delete(name);
+  accumulate(acc, new Map([[name, g]]));
+}
+
+/**
+ * The parameters' gradient through the prompts: d/dtheta of sum over layers of sum(K(theta) * dK), with K the
+ * prompts' keys and values recomputed on the tape and dK = dL/dK held fixed (vector-Jacobian product).
+ */
+function promptGrads(model: GPT, ids: tf.Tensor2D, dKV: Map<string, tf.Tensor>): Map<string, tf.Tensor> {
+  const { value, grads } = computeGrads(model.params(), () => {
+    const layers = model.prefixKV(ids);
+    const terms: tf.Tensor[] = [];
+    layers.forEach((l, i) => {
+      for (const [name, t] of [[`prompt.${i}.kT`, l.kT], [`prompt.${i}.v`, l.v]] as [string, tf.Tensor][]) {
+        const d = dKV.get(name);
+        if (d !== undefined) terms.push(tf.sum(tf.mul(t, d)));
+      }
+    });
+    return tf.addN(terms) as tf.Scalar;
+  });
+  value.dispose();
+  return grads;
 }
 
 /** miniBatchGrads, then one AdamW step with global-norm clipping; refuses a non-finite loss before the step. */
