@@ -25,6 +25,10 @@ stamp="$venv/.toolrl-jupyter-pins"
 say() { echo "[setup-jupyter] $*"; }
 die() { echo "[setup-jupyter] ERROR: $*" >&2; exit 1; }
 
+# One setup at a time (two test files may ask for it at once): an advisory lock on this script itself.
+exec 9<"${BASH_SOURCE[0]}"
+flock 9
+
 # --- 1. venv -----------------------------------------------------------------------------
 if [ ! -x "$venv/bin/python" ]; then
   [ -x "$py" ] || die "$py not found; install python3 (apt-get install -y python3 python3-venv) or set TOOLRL_PYTHON"

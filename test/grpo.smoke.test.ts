@@ -98,7 +98,13 @@ test('--resume continues a killed run and reproduces the uninterrupted metrics',
     overrides, onStep: (r) => { if (r.step === 3) throw new Error('simulated kill'); },
   })), /simulated kill/);
   assert.ok(fs.existsSync(path.join(killed, 'resume', 'state.json')));
-  await runExperiment(spec(), opts(killed, { overrides, resume: true }));
+  const spent = JSON.parse(fs.readFileSync(path.join(killed, 'resume', 'state.json'), 'utf8')).seconds;
+  assert.ok(spent > 0, 'the state records the seconds spent before it');
+  const t0 = Date.now();
+  const resumed = await runExperiment(spec(), opts(killed, { overrides, resume: true }));
+  const own = (Date.now() - t0) / 1000;
+  assert.ok(resumed.seconds >= spent + own - 0.05 && resumed.seconds <= spent + own + 0.05,
+    `summary seconds ${resumed.seconds}: the killed process's ${spent} plus this one's ${own}`);
   const a = strip(readMetrics(path.join(full, 'metrics.jsonl')));
   const b = strip(readMetrics(path.join(killed, 'metrics.jsonl')));
   assert.equal(b.length, a.length);

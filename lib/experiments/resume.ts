@@ -32,6 +32,8 @@ interface ResumeMeta {
   rolloutBytes: number;
   /** `sha256` of optimizer.bin: absent in states saved before hashes. */
   optimizer: { stepCount: number; tensors: { name: string; which: 'm' | 'v'; length: number }[]; sha256?: string };
+  /** Wall seconds the run had spent when the state was saved, over all its processes; absent in older states. */
+  seconds?: number;
 }
 
 export interface ResumeSave {
@@ -42,6 +44,8 @@ export interface ResumeSave {
   trainer: GRPOTrainer;
   metricsLines: number;
   vocabFingerprint: string;
+  /** Wall seconds the run has spent so far (RunContext.startedAt). */
+  seconds: number;
 }
 
 /** Delete a resume folder, its state.json first: a folder with a state.json is always complete. */
@@ -89,7 +93,7 @@ function writeState(tmp: string, out: string, s: ResumeSave): void {
   const meta: ResumeMeta = {
     identity: s.identity, stage: s.stage, globalStepBase: s.globalStepBase, trainer: s.trainer.getState(),
     metricsLines: s.metricsLines, rolloutBytes: fs.existsSync(rolloutsFile) ? fs.statSync(rolloutsFile).size : 0,
-    optimizer: { stepCount: st.stepCount, tensors, sha256: sha256(optimizerBin) },
+    optimizer: { stepCount: st.stepCount, tensors, sha256: sha256(optimizerBin) }, seconds: s.seconds,
   };
   writeJsonAtomic(path.join(tmp, 'state.json'), meta); // last: from here on resume.tmp/ is complete
 }
@@ -99,6 +103,8 @@ export interface ResumeState {
   globalStepBase: number;
   /** RL steps of the resumed stage already done. */
   step: number;
+  /** Wall seconds the run had spent at the saved point (0 for states saved before this was recorded). */
+  seconds: number;
   model: GPT;
   restoreTrainer(trainer: GRPOTrainer): void;
   /** Cut metrics.jsonl and rollouts.jsonl back to the saved point (by rewriting) and load the kept metrics. */
@@ -166,6 +172,7 @@ export function asResumeState(s: SavedState, trimLogs: (metrics: MetricsLog, kep
     stage: s.meta.stage,
     globalStepBase: s.meta.globalStepBase,
     step: s.meta.trainer.step,
+    seconds: typeof s.meta.seconds === 'number' && s.meta.seconds >= 0 ? s.meta.seconds : 0,
     model: s.model,
     restoreTrainer(trainer) {
       trainer.setState(s.meta.trainer);

@@ -93,6 +93,7 @@ export interface RunSummary {
   sft: { stages: number; finalLoss: number | null };
   /** The tfjs backend the run used: results reproduce exactly only on the same backend. */
   backend: string;
+  /** Wall seconds of the run over all its processes (a resumed run's earlier ones up to their last saved state). */
   seconds: number;
 }
 
@@ -237,9 +238,11 @@ export async function runExperiment(spec: ExperimentSpec, opts: RunOptions, plan
     folder.open(identity, runMode(opts));
     const resume = opts.resume ? loadResumeState(opts.out, inputs.tok, identity) : branch;
     model = resume?.model ?? model!;
-    const ctx = runContext(spec, opts, inputs, identity, model, openMetrics(spec, opts, resume));
+    // a resumed run's clock carries on from its saved state; a branch is a run of its own
+    const startedAt = t0 - (opts.resume && resume ? resume.seconds * 1000 : 0);
+    const ctx = runContext(spec, opts, inputs, identity, model, openMetrics(spec, opts, resume), startedAt);
     await runStages(ctx, stages, inputs, resume);
-    return finish(spec, opts, ctx, stages, inputs, folder, t0);
+    return finish(spec, opts, ctx, stages, inputs, folder);
   } finally {
     model?.dispose();
     folder.close();
@@ -271,10 +274,11 @@ class NamedMetricsLog extends MetricsLog {
   }
 }
 
-function runContext(spec: ExperimentSpec, opts: RunOptions, inputs: RunInputs, identity: RunIdentity, model: GPT, metrics: MetricsLog): RunContext {
+function runContext(spec: ExperimentSpec, opts: RunOptions, inputs: RunInputs, identity: RunIdentity, model: GPT, metrics: MetricsLog,
+  startedAt: number): RunContext {
   return {
     name: spec.name, identity, preset: opts.preset, seed: opts.seed, out: opts.out, tok: inputs.tok, model,
-    source: initDir(spec, opts), trainTasks: inputs.trainTasks,
+    source: initDir(spec, opts), trainTasks: inputs.trainTasks, startedAt,
     valTasks: perCategory(inputs.testTasks, opts.preset.valTasksPerCategory), metrics, globalStep: 0,
     unseenTasks: (n) => unseenTasks(inputs.dataDir, n),
     progress: opts.progress !== false, resume: null, onStep: opts.onStep, sftFinalLoss: null,
@@ -296,8 +300,7 @@ async function runStages(ctx: RunContext, stages: StageSpec[], inputs: RunInputs
 }
 
 /** The final checkpoint, the evaluations, the rollout excerpt and summary.json. */
-function finish(spec: ExperimentSpec, opts: RunOptions, ctx: RunContext, stages: StageSpec[], inputs: RunInputs, folder: RunFolder,
-  t0: number): RunSummary {
+function finish(spec: ExperimentSpec, opts: RunOptions, ctx: RunContext, stages: StageSpec[], inputs: RunInputs, folder: RunFolder): RunSummary {
   saveCheckpoint(checkpointDir(opts.out), ctx.model, { vocabFingerprint: inputs.tok.fingerprint, config: spec.name,
     preset: opts.preset.name, seed: opts.seed, overrides: ctx.identity.overrides });
   const evals: RunSummary['eval'] = {};
@@ -314,7 +317,7 @@ function finish(spec: ExperimentSpec, opts: RunOptions, ctx: RunContext, stages:
     rl: rlRecords.length ? summarizeRL(rlRecords) : null,
     sft: { stages: stages.filter((s) => s.kind !== 'grpo').length, finalLoss: ctx.sftFinalLoss },
     backend: tf.getBackend(),
-    seconds: (Date.now() - t0) / 1000,
+    seconds: (Date.now() - ctx.startedAt) / 1000,
   };
   folder.writeJson('summary.json', summary);
   return summary;

@@ -53,6 +53,11 @@ export interface RunContext {
   /** n never-seen tasks per category of the training distribution (the memorisation measure), made on first use. */
   unseenTasks: (n: number) => Task[];
   metrics: MetricsLog;
+  /**
+   * When the run's clock started (Date.now() ms): this process's start, minus the seconds earlier processes of a
+   * resumed run had spent up to its saved state. summary.json's `seconds` and every resume state read it.
+   */
+  startedAt: number;
   /** Steps logged so far over all stages (SFT and RL), the x axis of every curve. */
   globalStep: number;
   progress: boolean;
@@ -175,7 +180,7 @@ export async function runGRPO(ctx: RunContext, si: number, stage: Extract<StageS
       }
       if (cfg.checkpointEvery > 0 && trainer.stepIndex % cfg.checkpointEvery === 0 && trainer.stepIndex < cfg.steps) {
         saveResumeState(ctx.out, { identity: ctx.identity, stage: si, globalStepBase: base, model: ctx.model, trainer,
-          metricsLines: ctx.metrics.records.length, vocabFingerprint: ctx.tok.fingerprint });
+          metricsLines: ctx.metrics.records.length, vocabFingerprint: ctx.tok.fingerprint, seconds: (Date.now() - ctx.startedAt) / 1000 });
         if (ctx.preset.resumePoints) keepBranchPoint(ctx.out, base + trainer.stepIndex);
       }
       await yieldToEventLoop();
