@@ -144,7 +144,8 @@ export function resultsMarkdown(stores: RegimeStore[]): string {
       parts.push('No finished runs yet.', '');
       continue;
     }
-    if (s.store.incomplete.length) parts.push(`Not finished (left out): ${s.store.incomplete.join(', ')}.`, '');
+    // no "not finished" list here: docs/results.md is committed and must follow from committed files only, and an
+    // unfinished run's folder is never committed (report.html and the notebooks list them)
     for (const t of storeTables(s.store)) parts.push(toMarkdown(t));
   }
   return parts.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd() + '\n';
