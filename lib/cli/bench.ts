@@ -25,7 +25,8 @@ import { loadTokenizer, Tokenizer } from '../format/tokenizer';
 import { loadTasks } from '../envs/data';
 import { Episode } from '../envs/episode';
 import { rollout } from '../train/rollout';
-import { getRegime, RegimeName } from '../experiments/regimes';
+import { getRegime, RegimeName, REGIMES } from '../experiments/regimes';
+import { defaultGRPOConfig } from '../train/grpo/config';
 import { UsageError } from './args';
 
 /** What `toolrl bench --parts` can measure. */
@@ -141,7 +142,7 @@ function benchStep(cfg: GPTConfig, tok: Tokenizer, base: string, dataDir: string
 export function runBench(opts: BenchOptions): BenchReport {
   const log = opts.log ?? (() => {});
   const parts = new Set<BenchPart>(opts.parts ?? BENCH_PARTS);
-  const regimes = opts.regimes ?? (['strong', 'instruct'] as RegimeName[]);
+  const regimes = opts.regimes ?? REGIMES;
   const tok = loadTokenizer(path.join(opts.dataDir, 'vocab.json'));
   const shape = opts.model ? parseModelShape(opts.model) : {};
   const cfg = defaultGPTConfig(tok.size, shape);
@@ -152,7 +153,7 @@ export function runBench(opts: BenchOptions): BenchReport {
   if (m.sample) {
     Object.assign(report, { sample_tokens_per_s: Math.round(m.sample.tokensPerSec), sample_total_tokens_per_s: Math.round(m.sample.totalTokensPerSec) });
   }
-  if (parts.has('rollout')) Object.assign(report, benchRollout(cfg, tok, getRegime(regimes[0]).base, opts.dataDir, opts.runs, opts.sharePrompts ?? false, log));
+  if (parts.has('rollout')) Object.assign(report, benchRollout(cfg, tok, getRegime(regimes[0]).base, opts.dataDir, opts.runs, opts.sharePrompts ?? defaultGRPOConfig.sharePrompts, log));
   if (parts.has('grpo')) {
     report.grpo = {};
     for (const r of regimes) {

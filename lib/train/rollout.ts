@@ -142,6 +142,7 @@ export function rollout(model: GPT, tokenizer: Tokenizer, episodes: Episode[], o
  * logits [R, V] of that last pass are returned for `rollout` to sample from (null when nothing was shared).
  */
 function readPrompts(model: GPT, rows: RolloutRow[], chunk: number, share: boolean): { cache: KVCache; logits: tf.Tensor2D | null } {
+  if (!share) return { cache: model.createCache(rows.length), logits: null }; // the loop reads every prompt
   const distinct = new Map<string, number>(); // prompt -> its row in the reading cache
   const prompts: number[][] = [];
   const source = rows.map((r) => {
@@ -150,7 +151,7 @@ function readPrompts(model: GPT, rows: RolloutRow[], chunk: number, share: boole
     if (!distinct.has(key)) { distinct.set(key, prompts.length); prompts.push(r.pending.slice()); }
     return distinct.get(key)!;
   });
-  if (!share || prompts.length === 0 || prompts.length === rows.filter((r) => r.live).length) {
+  if (prompts.length === 0 || prompts.length === rows.filter((r) => r.live).length) {
     return { cache: model.createCache(rows.length), logits: null }; // nothing shared: the loop reads them
   }
   const cache = model.createCache(prompts.length);

@@ -14,8 +14,8 @@
  * Shared prompts (GRPOConfig.sharePrompts). The rollouts of a group share their prompt, about half of their
  * tokens; a mini-batch then keeps each group's prompt once (MiniBatch.prefix) and its micro-batches hold the
  * continuations only, which read the prompts' keys and values (GPT.prefixKV, GPT.forwardAt): the same
- * log-probs and gradients up to the order of float sums, with the prompts read 8x less often (measured in
- * docs/backends.md: scoring + backward of a 32 x 8 step ~20% shorter).
+ * log-probs and gradients up to the order of float sums, with the prompts read once per group instead of once
+ * per rollout (docs/backends.md has the measured gain).
  */
 import * as tf from '@tensorflow/tfjs';
 import { GPT, PrefixContext } from '../../model/gpt';
