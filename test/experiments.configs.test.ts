@@ -9,6 +9,7 @@ import { PRESETS, getPreset } from '../lib/experiments/presets';
 import { validateRun } from '../lib/experiments/runner';
 import { applyOverrides, validateStages } from '../lib/experiments/overrides';
 import { planJobs } from '../lib/experiments/sweep';
+import { REGIMES, getRegime } from '../lib/experiments/regimes';
 import { E2E_CONFIGS, codePaths } from './experiments.fixtures';
 import { tmpDir } from './helpers';
 
@@ -35,11 +36,11 @@ test('every config resolves and validates under every preset', () => {
       if (rlSteps.length === 1) assert.equal(rlSteps[0], preset.rlSteps, what);
       if (rlSteps.length === 3) assert.deepEqual(rlSteps, interleavedSteps(preset.rlSteps), what);
     }
-    // the plan of a whole study: every non-base config once per seed, each after the run it starts from
+    // the plan of a whole study (the strong regime's): every config of its groups once per seed, each after the run it starts from
     const jobs = planJobs(preset, { root });
     for (const seed of preset.seeds) {
       const order = jobs.filter((j) => j.seed === seed).map((j) => j.config);
-      assert.deepEqual([...order].sort(), SPECS.filter((s) => s.group !== 'base').map((s) => s.name).sort(), preset.name);
+      assert.deepEqual([...order].sort(), SPECS.filter((s) => preset.regime.groups.includes(s.group)).map((s) => s.name).sort(), preset.name);
       for (const spec of SPECS) {
         if (spec.init.kind === 'experiment' && order.includes(spec.name)) {
           assert.ok(order.indexOf(spec.init.name) < order.indexOf(spec.name), `${spec.name} planned before ${spec.init.name}`);
@@ -49,8 +50,10 @@ test('every config resolves and validates under every preset', () => {
   }
 });
 
-test('names are unique and the interleaved split keeps the paper\'s 50 : 100 : 150', () => {
+test('names are unique, every config but the bases is in some regime\'s study, the interleaved split keeps the paper\'s 50 : 100 : 150', () => {
   assert.equal(new Set(SPECS.map((s) => s.name)).size, SPECS.length);
+  const studied = new Set(REGIMES.flatMap((r) => getRegime(r).groups));
+  for (const s of SPECS) assert.equal(studied.has(s.group), s.group !== 'base', `${s.name} (group ${s.group})`);
   assert.deepEqual(interleavedSteps(300), [50, 100, 150]);
   for (const n of [1, 2, 3, 7, 40]) {
     const parts = interleavedSteps(n);

@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ExperimentSpec } from '../lib/experiments/spec';
 import { loadResults, ResultsStore } from '../lib/report/results';
-import { accuracyTable, oodTable, lrTable, stateTable, capabilityTable, guardTable, collapseCell, baseValAccuracy } from '../lib/report/tables';
+import { accuracyTable, oodTable, lrTable, stateTable, capabilityTable, guardTable, sftDoseTable, collapseCell, baseValAccuracy } from '../lib/report/tables';
 import { summarizeRL } from '../lib/experiments/summary';
 import { toCSV, toMarkdown, toHtml, toText } from '../lib/report/render';
 import { valAccuracyFigure, rewardFigure, probeFigure, gradSplitFigure, collapseFigure, methodRuns, meanCurve, branchFigure } from '../lib/report/figures';
@@ -167,6 +167,29 @@ test('guard table: the guard next to vanilla RL and ETS, SFT phases per seed, th
   assert.equal(row(t, 'L-vanilla-rl')('min p({")'), '40.0');
   assert.equal(row(t, 'L-vanilla-rl')('max p(<|im_end|>)'), '5.0');
   assert.equal(row(t, 'L-guard')('min p({")'), '79.5 ± 27.6'); // 0.60, 0.99
+});
+
+test('SFT dose table: base, FCL-SFT and its longer runs, ID and format-OOD against the base, the last SFT loss per seed', () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'toolrl-dose-'));
+  const specs = [spec('base-model', 'method'), spec('fcl-sft', 'method'), spec('vanilla-rl', 'method'), spec('fcl-sft-8x', 'sft-dose')];
+  const sft = (acc: number, fmt: number, loss: number) => ({ eval: { id: evalOf([acc, acc, acc, acc]), format_ood: evalOf([fmt, fmt, fmt, fmt]) },
+    rl: null, sft: { stages: 1, finalLoss: loss } });
+  writeRun(root, 'base-model', 1, { eval: { id: evalOf([0.1, 0.1, 0.1, 0.1]), format_ood: evalOf([0.1, 0.1, 0.1, 0.1]) }, rl: null }, []);
+  writeRun(root, 'fcl-sft', 1, sft(0.2, 0.1, 0.3), []);
+  writeRun(root, 'vanilla-rl', 1, { eval: { id: evalOf([0, 0, 0, 0]) }, rl: rl(0.2, 0.1, null, 0) }, []);
+  writeRun(root, 'fcl-sft-8x', 1, sft(0.5, 0, 0.05), []);
+  writeRun(root, 'fcl-sft-8x', 2, sft(0.3, 0, 0.04), []);
+  const t = sftDoseTable(loadResults('quick', root, specs));
+  assert.deepEqual(t.rows.map((r) => r[0]), ['L-base-model', 'L-fcl-sft', 'L-fcl-sft-8x']); // no RL rows
+  assert.deepEqual(t.columns, ['method', 'seeds', 'ID average', 'ID [95% CI]', 'ID − base [95% CI]', 'format-OOD average',
+    'format-OOD − base [95% CI]', 'final SFT loss']);
+  const d = row(t, 'L-fcl-sft-8x');
+  assert.equal(d('ID average'), '40.0 ± 14.1'); // 0.5, 0.3
+  assert.match(d('ID − base [95% CI]'), /^\+30\.0 \[/);
+  assert.match(d('format-OOD − base [95% CI]'), /^-10\.0 \[|^−10\.0 \[/);
+  assert.equal(d('final SFT loss'), '0.050, 0.040');
+  assert.equal(row(t, 'L-base-model')('final SFT loss'), '—', 'the base row trained nothing');
+  assert.equal(row(t, 'L-base-model')('ID − base [95% CI]'), '—');
 });
 
 test('CSV, Markdown, HTML and text shapes', () => {

@@ -70,8 +70,9 @@ export const REGIME_TABLE: Record<RegimeName, Regime> = {
   instruct: {
     name: 'instruct', label: 'instruct base, the paper\'s position (the format known, the tasks not)',
     base: 'data/checkpoints/instruct', baseConfig: 'instruct', promptScale: 2, storeSuffix: '-instruct',
-    // every row of Tables 1 and 2 and the learning-rate sweep, at the main rate as in the paper
-    groups: ['method', 'extra', 'lr-sweep'],
+    // every row of Tables 1 and 2 and the learning-rate sweep, at the main rate as in the paper; plus the SFT
+    // dose check (FCL-SFT at 8x the epochs), because FCL-SFT's gain from this base is the target it misses
+    groups: ['method', 'extra', 'lr-sweep', 'sft-dose'],
     // pre-registered for the paper's position (Qwen2.5-1.5B-Instruct: 3.50 on BFCL-V3 multi-turn, tool-call
     // format intact); FCL-SFT adding >= 15 points from it is checked in the study (Table 1), not here
     targets: { greedyId: [0.02, 0.10], toolSyntax: 0.60, sampledSuccess: [0.02, 1], noSignalStep: 0.05 },

@@ -68,7 +68,9 @@ export type ExperimentGroup =
   /** Beyond the paper (the adaptive collapse guard and its fixed-schedule comparison). */
   | 'extra'
   /** The supervisory signals again at the learning rate where vanilla RL collapses (configs.ts COLLAPSE_LR). */
-  | 'collapse-rate';
+  | 'collapse-rate'
+  /** FCL-SFT at more epochs than the paper's: how much supervision the base needs to gain (instruct regime). */
+  | 'sft-dose';
 
 export interface ExperimentSpec {
   name: string;

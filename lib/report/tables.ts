@@ -5,7 +5,9 @@
  *   LR       the vanilla-GRPO learning-rate sweep: peak vs final validation accuracy, when it collapsed;
  *   States   structural-state shares of the messages: the collapse made visible, per method;
  *   Capability  ID accuracy with free vs constrained decoding: is the skill still inside a broken policy?
- *   Guard    the adaptive collapse guard (group 'extra', beyond the paper) next to vanilla RL and fixed-schedule ETS.
+ *   Guard    the adaptive collapse guard (group 'extra', beyond the paper) next to vanilla RL and fixed-schedule ETS;
+ *   Collapse rate  the signals at the rate where vanilla RL collapses (group 'collapse-rate');
+ *   SFT dose FCL-SFT at more epochs beside the base (group 'sft-dose'): how much supervision the base needs.
  * A table is plain data (columns + display cells + the raw statistics), so one object renders to the
  * terminal, CSV, Markdown and HTML (render.ts) and goes into summary.json unchanged.
  */
@@ -399,6 +401,31 @@ export function collapseRateTable(store: ResultsStore): ReportTable {
   return t;
 }
 
+/**
+ * The SFT dose check (group 'sft-dose'): FCL-SFT at the paper's epochs and at more, beside the base. The paper's
+ * supervised rows gain +14 to +22 points over its base; this table says how far more of the same supervision
+ * moves our base, and what it costs on format-OOD (the format binding of F6).
+ */
+export function sftDoseTable(store: ResultsStore): ReportTable {
+  const names = ['base-model', 'fcl-sft', ...byGroup(store, 'sft-dose').map((e) => e.spec.name)];
+  const exps = names.map((n) => store.experiments.find((e) => e.spec.name === n)).filter((e): e is ExperimentResults => !!e);
+  const t = makeTable('table-sft-dose', 'SFT dose: FCL-SFT at more epochs (%)', exps, ['ID average', 'format-OOD average'], {
+    'ID average': (_e, s) => idAverage(s.summary),
+    'format-OOD average': (_e, s) => s.summary.eval.format_ood?.mean,
+  }, BY_LABEL, ['Same data (the training tasks\' teacher conversations) and learning rate in every SFT row; only the epochs differ.',
+    'final SFT loss = per seed, the training loss of the last update (how far the conversations are learnt by heart).']);
+  insertIntervalColumns(t, exps, store, 'format_ood', OOD_COLUMNS, 'format-OOD', 'format-OOD average', 'base-model', 'base', false);
+  insertIntervalColumns(t, exps, store, 'id', ID_COLUMNS, 'ID', 'ID average', 'base-model', 'base');
+  t.columns.push('final SFT loss');
+  t.rows.forEach((r, i) => {
+    const losses = exps[i].seeds.map((s) => s.summary.sft?.finalLoss ?? null);
+    r.push(listCell(losses, (x) => x.toFixed(3)));
+    t.raw[i].values['final SFT loss'] = losses;
+  });
+  if (t.raw.length) t.notes.splice(1, 0, INTERVAL_NOTE);
+  return t;
+}
+
 /** Every table the store has rows for, in report order (Table 1 and 2 always, others when present). */
 export function allTables(store: ResultsStore): ReportTable[] {
   const out = [accuracyTable(store), oodTable(store)];
@@ -408,5 +435,6 @@ export function allTables(store: ResultsStore): ReportTable[] {
   if (capability.rows.length) out.push(capability);
   if (byGroup(store, 'extra').length) out.push(guardTable(store));
   if (byGroup(store, 'collapse-rate').length) out.push(collapseRateTable(store));
+  if (byGroup(store, 'sft-dose').length) out.push(sftDoseTable(store));
   return out;
 }
