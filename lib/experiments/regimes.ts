@@ -10,11 +10,11 @@
  *   instruct  data/checkpoints/instruct: the same general corpus plus a few dozen world dialogues per category
  *             (the paper's position: the format known, the tasks not).
  *
- * A regime changes three things and nothing else: the checkpoint every config starts from (init kind 'base'),
+ * A run's regime changes three things and nothing else: the checkpoint every config starts from (init kind 'base'),
  * the prompts per RL step (a base that rarely succeeds needs more groups for GRPO to see a mixed one), and the
  * results store (`data/results/<preset>` for strong, `data/results/<preset>-instruct` for instruct). Learning
- * rates, clipping, KL, schedules and every signal's settings are the same in both. Each study adds one check the
- * other does not need (`groups`): the signals at the collapse rate from the strong base, where vanilla GRPO holds
+ * rates, clipping, KL, schedules and every signal's settings are the same in both. Each regime's study adds one
+ * check the other does not need (`groups`): the signals at the collapse rate from the strong base, where vanilla GRPO holds
  * at the main rate; the SFT dose check from the instruct base, where FCL-SFT gains little.
  */
 
