@@ -14,8 +14,8 @@
  * the prompts per RL step (a base that rarely succeeds needs more groups for GRPO to see a mixed one), and the
  * results store (`data/results/<preset>` for strong, `data/results/<preset>-instruct` for instruct). Learning
  * rates, clipping, KL, schedules and every signal's settings are the same in both. Each regime's study adds one
- * check the other does not need (`groups`): the signals at the collapse rate from the strong base, where vanilla GRPO holds
- * at the main rate; the SFT dose check from the instruct base, where FCL-SFT gains little.
+ * check the other does not need (`groups`): the signals at the collapse rate from the strong base, where vanilla
+ * GRPO holds at the main rate; the SFT dose check from the instruct base, where FCL-SFT gains little.
  */
 
 export type RegimeName = 'strong' | 'instruct';
