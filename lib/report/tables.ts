@@ -101,12 +101,12 @@ function makeTable(id: string, title: string, exps: ExperimentResults[], cols: s
 }
 
 /**
- * Insert a column of per-seed values (not averaged: "35, none" says more than a mean) before `before`;
- * the raw row keeps the list.
+ * Insert a column of per-seed values (not averaged: "35, none" says more than a mean) before `before`, or last
+ * when `before` is null; the raw row keeps the list.
  */
-function insertPerSeedColumn<T>(t: ReportTable, exps: ExperimentResults[], column: string, before: string,
+function insertPerSeedColumn<T>(t: ReportTable, exps: ExperimentResults[], column: string, before: string | null,
   perSeed: (s: ExperimentResults['seeds'][number], e: ExperimentResults) => T, cell: (values: T[]) => string): void {
-  const at = t.columns.indexOf(before);
+  const at = before === null ? t.columns.length : t.columns.indexOf(before);
   t.columns.splice(at, 0, column);
   t.rows.forEach((r, i) => {
     const values = exps[i].seeds.map((s) => perSeed(s, exps[i]));
@@ -401,14 +401,16 @@ export function collapseRateTable(store: ResultsStore): ReportTable {
   return t;
 }
 
+/** What the SFT dose check is read against: the base and FCL-SFT at the paper's epochs. */
+const DOSE_BASELINES = ['base-model', 'fcl-sft'];
+
 /**
  * The SFT dose check (group 'sft-dose'): FCL-SFT at the paper's epochs and at more, beside the base. The paper's
  * supervised rows gain +14 to +22 points over its base; this table says how far more of the same supervision
  * moves our base, and what it costs on format-OOD (the format binding of F6).
  */
 export function sftDoseTable(store: ResultsStore): ReportTable {
-  const names = ['base-model', 'fcl-sft', ...byGroup(store, 'sft-dose').map((e) => e.spec.name)];
-  const exps = names.map((n) => store.experiments.find((e) => e.spec.name === n)).filter((e): e is ExperimentResults => !!e);
+  const exps = store.experiments.filter((e) => e.spec.group === 'sft-dose' || DOSE_BASELINES.includes(e.spec.name));
   const t = makeTable('table-sft-dose', 'SFT dose: FCL-SFT at more epochs (%)', exps, ['ID average', 'format-OOD average'], {
     'ID average': (_e, s) => idAverage(s.summary),
     'format-OOD average': (_e, s) => s.summary.eval.format_ood?.mean,
@@ -416,12 +418,7 @@ export function sftDoseTable(store: ResultsStore): ReportTable {
     'final SFT loss = per seed, the training loss of the last update (how far the conversations are learnt by heart).']);
   insertIntervalColumns(t, exps, store, 'format_ood', OOD_COLUMNS, 'format-OOD', 'format-OOD average', 'base-model', 'base', false);
   insertIntervalColumns(t, exps, store, 'id', ID_COLUMNS, 'ID', 'ID average', 'base-model', 'base');
-  t.columns.push('final SFT loss');
-  t.rows.forEach((r, i) => {
-    const losses = exps[i].seeds.map((s) => s.summary.sft?.finalLoss ?? null);
-    r.push(listCell(losses, (x) => x.toFixed(3)));
-    t.raw[i].values['final SFT loss'] = losses;
-  });
+  insertPerSeedColumn(t, exps, 'final SFT loss', null, (s) => s.summary.sft?.finalLoss ?? null, (v) => listCell(v, (x) => x.toFixed(3)));
   if (t.raw.length) t.notes.splice(1, 0, INTERVAL_NOTE);
   return t;
 }
