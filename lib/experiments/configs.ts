@@ -257,7 +257,7 @@ for (const lr of LR_SWEEP) {
  * 'collapse-rate' group (compared with vanilla-rl-lr1e-3, the sweep's point at this rate).
  */
 export const COLLAPSE_LR = 1e-3;
-const COLLAPSE_SIGNALS = ['ops', 'hbg', 'sync-sft', 'ets', 'ets-difflr', 'prs', 'guard'];
+const COLLAPSE_SIGNALS = ['ops', 'ops-luffy', 'hbg', 'sync-sft', 'ets', 'ets-difflr', 'prs', 'guard'];
 for (const name of COLLAPSE_SIGNALS) {
   const main = EXPERIMENTS.find((e) => e.name === name)!;
   EXPERIMENTS.push({
@@ -268,6 +268,18 @@ for (const name of COLLAPSE_SIGNALS) {
     stages: (p) => main.stages(p).map((st) => (st.kind === 'grpo' ? { ...st, config: { ...st.config, lr: COLLAPSE_LR } } : st)),
   });
 }
+
+/**
+ * The pipeline pilots (docs/design.md E): vanilla GRPO at the main rate for the paper's 300 RL steps (twice the
+ * preset's), the lab's exact pipeline first. Its first 150 steps are the committed vanilla-rl run of the same seed.
+ */
+EXPERIMENTS.push({
+  name: 'pipeline-exact', label: 'Exact pipeline, 300 steps', group: 'pipeline',
+  title: 'Vanilla GRPO for the paper\'s 300 RL steps on the lab\'s exact pipeline (every trained token the sampled one)',
+  paper: `Paper vanilla RL at its length (total_training_steps 300; ${GRPO_NOTE}). Here: twice the preset's RL steps, lr RL_LR.`,
+  init: { kind: 'base' },
+  stages: (p) => [{ kind: 'grpo', config: { ...rlSizes(p), steps: 2 * p.rlSteps, lr: RL_LR } }],
+});
 
 export function listExperiments(): ExperimentSpec[] {
   return EXPERIMENTS.slice();

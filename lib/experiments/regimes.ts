@@ -14,8 +14,9 @@
  * the prompts per RL step (a base that rarely succeeds needs more groups for GRPO to see a mixed one), and the
  * results store (`data/results/<preset>` for strong, `data/results/<preset>-instruct` for instruct). Learning
  * rates, clipping, KL, schedules and every signal's settings are the same in both. Each regime's study adds one
- * check the other does not need (`groups`): the signals at the collapse rate from the strong base, where vanilla
- * GRPO holds at the main rate; the SFT dose check from the instruct base, where FCL-SFT gains little.
+ * check the other does not need (`groups`): the SFT dose check from the instruct base, where FCL-SFT gains little.
+ * Both run the signals again at the collapse rate (configs.ts COLLAPSE_LR), since vanilla GRPO holds at the main
+ * rate from either base.
  */
 
 export type RegimeName = 'strong' | 'instruct';
@@ -73,8 +74,9 @@ export const REGIME_TABLE: Record<RegimeName, Regime> = {
     name: 'instruct', label: 'instruct base, the paper\'s position (the format known, the tasks not)',
     base: 'data/checkpoints/instruct', baseConfig: 'instruct', promptScale: 2, storeSuffix: '-instruct',
     // every row of Tables 1 and 2 and the learning-rate sweep, at the main rate as in the paper; plus the SFT
-    // dose check (FCL-SFT at 8x the epochs), because FCL-SFT's gain from this base is the target it misses
-    groups: ['method', 'extra', 'lr-sweep', 'sft-dose'],
+    // dose check (FCL-SFT at 8x the epochs), because FCL-SFT's gain from this base is the target it misses; and
+    // the signals at the collapse rate, because vanilla GRPO holds at the main rate from this base too
+    groups: ['method', 'extra', 'lr-sweep', 'sft-dose', 'collapse-rate'],
     // pre-registered for the paper's position (Qwen2.5-1.5B-Instruct: 3.50 on BFCL-V3 multi-turn, tool-call
     // format intact); FCL-SFT adding >= 15 points from it is checked in the study (Table 1), not here
     targets: { greedyId: [0.02, 0.10], toolSyntax: 0.60, sampledSuccess: [0.02, 1], noSignalStep: 0.05 },

@@ -70,7 +70,9 @@ export type ExperimentGroup =
   /** The supervisory signals again at the learning rate where vanilla RL collapses (configs.ts COLLAPSE_LR). */
   | 'collapse-rate'
   /** FCL-SFT at more epochs than the paper's: how much supervision the base needs to gain (instruct regime). */
-  | 'sft-dose';
+  | 'sft-dose'
+  /** Vanilla GRPO at the paper's length under each difference of the paper's pipeline (docs/design.md E). */
+  | 'pipeline';
 
 export interface ExperimentSpec {
   name: string;
