@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as path from 'path';
 import { listExperiments, getExperiment, interleavedSteps, BASE_CHECKPOINT } from '../lib/experiments/configs';
-import { PRESETS, getPreset } from '../lib/experiments/presets';
+import { PRESETS, getPreset, studyGroups } from '../lib/experiments/presets';
 import { validateRun } from '../lib/experiments/runner';
 import { applyOverrides, validateStages } from '../lib/experiments/overrides';
 import { planJobs } from '../lib/experiments/sweep';
@@ -40,7 +40,7 @@ test('every config resolves and validates under every preset', () => {
     const jobs = planJobs(preset, { root });
     for (const seed of preset.seeds) {
       const order = jobs.filter((j) => j.seed === seed).map((j) => j.config);
-      assert.deepEqual([...order].sort(), SPECS.filter((s) => preset.regime.groups.includes(s.group)).map((s) => s.name).sort(), preset.name);
+      assert.deepEqual([...order].sort(), SPECS.filter((s) => studyGroups(preset).includes(s.group)).map((s) => s.name).sort(), preset.name);
       for (const spec of SPECS) {
         if (spec.init.kind === 'experiment' && order.includes(spec.name)) {
           assert.ok(order.indexOf(spec.init.name) < order.indexOf(spec.name), `${spec.name} planned before ${spec.init.name}`);
@@ -50,9 +50,9 @@ test('every config resolves and validates under every preset', () => {
   }
 });
 
-test('names are unique, every config but the bases is in some regime\'s study, the interleaved split keeps the paper\'s 50 : 100 : 150', () => {
+test('names are unique, every config but the bases is in some regime\'s or preset\'s study, the interleaved split keeps the paper\'s 50 : 100 : 150', () => {
   assert.equal(new Set(SPECS.map((s) => s.name)).size, SPECS.length);
-  const studied = new Set(REGIMES.flatMap((r) => getRegime(r).groups));
+  const studied = new Set([...REGIMES.flatMap((r) => getRegime(r).groups), ...PRESETS.flatMap((p) => getPreset(p).groups ?? [])]);
   for (const s of SPECS) assert.equal(studied.has(s.group), s.group !== 'base', `${s.name} (group ${s.group})`);
   assert.deepEqual(interleavedSteps(300), [50, 100, 150]);
   for (const n of [1, 2, 3, 7, 40]) {

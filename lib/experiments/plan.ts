@@ -12,7 +12,7 @@
  */
 import * as path from 'path';
 import { ExperimentSpec } from './spec';
-import { Preset, getPreset } from './presets';
+import { Preset, getPreset, studyGroups } from './presets';
 import { getExperiment, listExperiments } from './configs';
 import { resultsDir } from './runner';
 import { checkpointDir, hasWeights, resumeDir, unfinishedReason } from './store';
@@ -100,7 +100,7 @@ export function decideRuns(jobs: SweepJob[], opts: DecideOptions = {}): RunDecis
 }
 
 export interface PlanOptions {
-  /** Only these configs (plus what they start from); default the regime's study (Regime.groups). */
+  /** Only these configs (plus what they start from); default the preset's study (presets.ts studyGroups). */
   only?: string[];
   /** Only these seeds (default: the preset's seeds). */
   seeds?: number[];
@@ -117,7 +117,7 @@ export function planJobs(preset: Preset | string, opts: PlanOptions = {}): Sweep
     if (!s) throw new Error(`${what}: unknown config "${name}" (known: ${specs.map((x) => x.name).join(', ')})`);
     return s;
   };
-  const selected = opts.only && opts.only.length ? opts.only.map((n) => find(n, '--only')) : specs.filter((s) => p.regime.groups.includes(s.group));
+  const selected = opts.only && opts.only.length ? opts.only.map((n) => find(n, '--only')) : specs.filter((s) => studyGroups(p).includes(s.group));
   const jobs: SweepJob[] = [];
   const seen = new Set<string>();
   const add = (s: ExperimentSpec, seed: number, chain: string[]) => {

@@ -8,15 +8,17 @@
  *          first 24 steps: collapse at the high learning rates and which signals stop it, with +-10-point intervals;
  * - full:  the paper's shape at our scale: 150 RL steps of 16 prompts x 8 rollouts, three seeds, the final
  *          evaluation on every test task (400 ID, 300 format-OOD, 100 content-OOD), a branch point every 10
- *          RL steps. The README's full-size tables come from it (it does not yet hold every run).
+ *          RL steps. The README's full-size tables come from it;
+ * - pipeline: the full preset at the paper's 300 RL steps, one seed, for its own study (the group 'pipeline':
+ *          vanilla GRPO under each difference of the paper's pipeline, docs/design.md E) instead of the regime's.
  * Experiment configs read their sizes from here, so one preset flag changes the whole study coherently.
  * The full preset's sizes were set from measured step times (README: 34-42 min per vanilla RL run, two at a time).
  */
 
 import { DEFAULT_REGIME, REGIMES, Regime, getRegime } from './regimes';
 
-export type PresetName = 'micro' | 'smoke' | 'quick' | 'full';
-export const PRESETS: PresetName[] = ['micro', 'smoke', 'quick', 'full'];
+export type PresetName = 'micro' | 'smoke' | 'quick' | 'full' | 'pipeline';
+export const PRESETS: PresetName[] = ['micro', 'smoke', 'quick', 'full', 'pipeline'];
 
 export interface Preset {
   name: PresetName;
@@ -42,6 +44,8 @@ export interface Preset {
   evalTasksPerCategory: number;
   /** Seeds of `reproduce`. */
   seeds: number[];
+  /** The report groups its study runs (ExperimentSpec.group), when not the regime's (Regime.groups). */
+  groups?: string[];
   /** The regime (lib/experiments/regimes.ts): the base every config starts from, prompt scale, results store. */
   regime: Regime;
   /** The results-store folder under the results root: `<name>` (strong) or `<name>-instruct`. */
@@ -72,7 +76,15 @@ export const PRESET_TABLE: Record<PresetName, PresetSizes> = {
     checkpointEvery: 10, resumePoints: true, baseEpochs: 8, corpusLimit: 0, fclEpochs: 3, trainTaskLimit: 0,
     evalTasksPerCategory: 0, seeds: [1, 2, 3],
   },
+  pipeline: {
+    name: 'pipeline', rlSteps: 300, promptsPerStep: 16, promptsPerMiniBatch: 4, valEvery: 10, valTasksPerCategory: 16,
+    checkpointEvery: 10, resumePoints: true, baseEpochs: 8, corpusLimit: 0, fclEpochs: 3, trainTaskLimit: 0,
+    evalTasksPerCategory: 0, seeds: [1], groups: ['pipeline'],
+  },
 };
+
+/** The report groups a preset's study runs: its own, else its regime's. */
+export const studyGroups = (p: Preset): string[] => p.groups ?? p.regime.groups;
 
 /** The preset and regime of a results-store folder name: "full" (strong), "full-instruct". */
 export function getStorePreset(store: string): Preset {

@@ -135,7 +135,7 @@ import type { GRPOMetric, MetricRecord } from "../train/records";
 import type { PlotlyFigure } from "./plotly";
 import { tableHtml, tableText } from "./table";
 import { DEFAULT_REGIME, REGIMES, RegimeName, getRegime } from "../experiments/regimes";
-import { PRESETS, getStorePreset } from "../experiments/presets";
+import { PRESETS, getStorePreset, studyGroups } from "../experiments/presets";
 import type { Preset } from "../experiments/presets";
 
 /** The parts of lib/report/results.ts's ExperimentResults these helpers read. */
@@ -240,7 +240,7 @@ export function pickResultsPreset(root: string, configs: string[], candidates: s
 export interface ExpectedRun { name: string; group: string }
 
 /**
- * What a store of a known preset and regime lacks: the configs of its regime's study (Regime.groups) with no
+ * What a store of a known preset and regime lacks: the configs of its study (presets.ts studyGroups) with no
  * finished seed, and those with fewer seeds than the preset runs. Empty lists for a store of another name.
  */
 export function storeGaps(store: StoreLike, expected: ExpectedRun[]): { missing: string[]; fewerSeeds: string[]; seeds: number } {
@@ -250,7 +250,7 @@ export function storeGaps(store: StoreLike, expected: ExpectedRun[]): { missing:
   } catch {
     return { missing: [], fewerSeeds: [], seeds: 0 };
   }
-  const want = expected.filter((e) => preset.regime.groups.includes(e.group)).map((e) => e.name);
+  const want = expected.filter((e) => studyGroups(preset).includes(e.group)).map((e) => e.name);
   const have = new Map(store.experiments.map((e) => [e.spec.name, e.seeds.length]));
   return {
     missing: want.filter((n) => !have.has(n)),
