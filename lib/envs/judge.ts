@@ -10,7 +10,7 @@
  */
 import type { CallSyntax, JsonValue, Message, ToolCall } from '../format/types';
 import { renderToolCalls } from '../format/toolcall';
-import { classifyMessage } from '../format/states';
+import { formatFault } from '../format/states';
 import { Rng, hashString } from '../prng';
 import { Episode } from './episode';
 import { TurnRecord } from './checker';
@@ -134,7 +134,7 @@ export function judgeReflection(task: Task, record: RolloutRecord, pool: Map<str
   const { turns, msgTurn } = replay(task, record.messages, syntax);
   const lines: string[] = [];
   const verdicts = task.turns.map((_, t) => {
-    const bad = record.messages.some((m, i) => msgTurn[i] === t && ['pollution', 'fullCollapse'].includes(classifyMessage(m, syntax)));
+    const bad = record.messages.some((m, i) => msgTurn[i] === t && formatFault(m, syntax));
     return judgeTurn(task, t, turns[t], bad, syntax);
   });
   verdicts.forEach((v, t) => {

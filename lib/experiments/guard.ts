@@ -13,7 +13,10 @@ export interface GuardConfig {
   pImEnd: number;
   /** ... or when the probe's p(`{"`) falls below this. Ours: 0.9 (the base writes `{"` with p 0.998). */
   pJsonOpen: number;
-  /** ... or when this share of the step's sampled messages is a full collapse. Ours: 0.25. */
+  /**
+   * ... or when this share of the step's sampled messages is control-tag collapse (empty, a bare `<tool_call>`, only
+   * or repeated tags: lib/format/states.ts controlCollapse; repetition loops do not count). Ours: 0.25.
+   */
   fullCollapse: number;
   /** RL steps between two SFT phases. Ours: 10 (the records of one phase's window do not overlap the next). */
   minGap: number;
@@ -42,5 +45,6 @@ export function validateGuardConfig(g: GuardConfig): void {
 
 /** Does this step's record cross a threshold? */
 export function guardTriggered(g: GuardConfig, rec: GRPOStepRecord): boolean {
-  return rec.pImEnd >= g.pImEnd || rec.pJsonOpen < g.pJsonOpen || rec.fullCollapse >= g.fullCollapse;
+  // records of runs made before the field existed: their full-collapse share is the same count (no loops then)
+  return rec.pImEnd >= g.pImEnd || rec.pJsonOpen < g.pJsonOpen || (rec.controlCollapse ?? rec.fullCollapse) >= g.fullCollapse;
 }

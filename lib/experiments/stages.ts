@@ -200,7 +200,7 @@ export async function runGRPO(ctx: RunContext, si: number, stage: Extract<StageS
 async function guardPhase(ctx: RunContext, si: number, guard: GuardConfig, trainer: GRPOTrainer, rec: GRPOStepRecord, base: number): Promise<number> {
   const { data, failed } = interleavedData(ctx, 'ets', si, guard.lastSteps, () => new Map());
   ctx.metrics.log({ phase: 'guard', stage: si, step: trainer.stepIndex, globalStep: base + trainer.stepIndex,
-    pImEnd: rec.pImEnd, pJsonOpen: rec.pJsonOpen, fullCollapse: rec.fullCollapse, failedTasks: failed });
+    pImEnd: rec.pImEnd, pJsonOpen: rec.pJsonOpen, fullCollapse: rec.controlCollapse ?? rec.fullCollapse, failedTasks: failed });
   let next = base;
   if (data.length > 0) {
     const sftCtx = { ...ctx, globalStep: base + trainer.stepIndex };

@@ -1,42 +1,54 @@
 /**
- * Structural state of one assistant message (docs/design.md A.5), the lens through which the collapse is measured:
- * the vanilla-RL model of the paper ends 87% of its messages right after a bare `<tool_call>`.
+ * What one assistant message is (docs/design.md A.5): its *mode*, a fine label of what the policy wrote, and its
+ * *structural state*, the paper's four-way split, which follows from the mode. The collapse is measured through
+ * both: the paper's vanilla-RL model ends 87% of its messages right after a bare `<tool_call>`, and a finding about
+ * that collapse must count exactly those messages, not every degenerate one.
  *
- * Rules, applied in this order to the message content (after trimming trailing whitespace and stripping ONE
+ * Modes, in the order the rules are applied to the content (after trimming trailing whitespace and stripping ONE
  * trailing `<|im_end|>`, so raw Qwen-style strings classify like our own decoded messages):
  *
- * 1. fullCollapse: degenerate output with no content, any of
- *    - the message is empty or whitespace only;
- *    - it consists only of control tags, bare role words on their own lines (`user`, `assistant`, `system`: the
- *      chat template's turn headers with the `<|im_start|>` token dropped) and whitespace, e.g.
- *      `<tool_call></tool_call>`, `user\nassistant\nuser`: the model emits conversation structure and nothing else;
- *    - some tag is repeated back to back (whitespace between allowed) 3 or more times;
- *    - a `<tool_call>` is followed, with only whitespace in between, by `<|im_end|>` or by the end of the
- *      message: the call was opened and the message closed with nothing inside (the collapse signature, even
- *      when some text or a good call precedes it).
- * 2. healthyCall: at least one call parsed (in the given syntax), zero parse errors, and no free text outside
- *    the call blocks (whitespace is fine).
- * 3. pollution: anything else that shows call or chat syntax:
- *    - tool tags or any other chat tag;
- *    - a leaked role header: a line that is only `user` / `assistant` / `system` next to real text. The model
- *      ran past the end of its turn and writes the next turns itself (replays the request, invents a tool
- *      result): the same failure as a `<|im_start|>user` inside a message, with the tag dropped, so it gets the
- *      same label; only when nothing but role words is left is it fullCollapse (rule 1);
- *    - JSON call syntax without tags: a `"name":` or `"arguments":` key, or a message made only of JSON
- *      punctuation (`{"`, `"}}`); such fragments are pieces of a call, not a reply to the user;
- *    - a python-style call `name(arg=...)` written like code, the name directly followed by `(` (in either
- *      syntax: it is the wrong format in json mode and text mixed with a call in python mode). Prose such as
- *      `Eve (use_name='Eve') retrieved it` has a space before the parenthesis: an aside in a sentence, not a call;
- *    - a JSON call in python mode, malformed calls, calls plus free text.
- * 4. healthyResponse: plain text with none of the above.
+ * 1. voidTurn: empty or whitespace only: the turn is nothing but its `<|im_end|>`.
+ * 2. emptyCall: a bare `<tool_call>` and nothing else: the paper's signature.
+ * 3. tags: other control-tag degeneration: only control tags, bare role words on their own lines (`user`,
+ *    `assistant`, `system`: turn headers with the `<|im_start|>` token dropped) and whitespace; or a tag repeated
+ *    back to back (whitespace between allowed) 3 or more times; or a `<tool_call>` followed, with only whitespace
+ *    in between, by `<|im_end|>` or the end after other text (a call opened and the message closed at once).
+ * 4. healthyCall: at least one call parsed (in the given syntax), zero parse errors, no free text outside the calls.
+ * 5. loop: degenerate repetition (lib/format/repetition.ts): at least half of a message of 12+ characters is one
+ *    piece of 1-24 characters written 3+ times in a row (` to to to`, `_message_message`, `(symbol(symbol`).
+ * 6. malformedCall: a call attempt and nothing else, with some block that does not parse (broken JSON, a missing
+ *    key, a tag left open, also by the token cap).
+ * 7. untaggedCall: the message opens with call JSON (`{"`) instead of `<tool_call>`: the tag is what was lost.
+ * 8. pollution: anything else that shows call or chat syntax:
+ *    - tool tags or any other chat tag among text, calls plus free text;
+ *    - a leaked role header: a line that is only `user` / `assistant` / `system` next to real text (the model ran
+ *      past the end of its turn and writes the next turns itself);
+ *    - JSON call syntax without tags: a `"name":` or `"arguments":` key, a message made only of JSON punctuation
+ *      (`{"`, `"}}`), or pieces of call JSON in prose (`{"`, `"}`, `}}`, `":`: no reply of the world or of the
+ *      corpus contains one);
+ *    - a python-style call `name(arg=...)` written like code (name directly followed by `(`); prose such as
+ *      `Eve (use_name='Eve') retrieved it` has a space before the parenthesis and is not one;
+ *    - a JSON call in python mode.
+ * 9. reply: plain text with none of the above.
+ *
+ * States: healthyCall = mode healthyCall; healthyResponse = reply; pollution = malformedCall, untaggedCall or pollution;
+ * fullCollapse = voidTurn, emptyCall, tags or loop. A repetition loop is full collapse, not a healthy response and
+ * not pollution: the paper's full collapse is degenerate output with no usable content (in its 1.5B model the
+ * degeneration took the form of control tags), while text pollution is content in the wrong format. A loop carries
+ * no content at all. Its own mode keeps it apart from the control-tag collapse of the paper.
+ *
+ * Two readers keep the rule the committed runs were made with, so that those runs repeat from their run.json:
+ * the PRS judge asks `formatFault` (modes 1-3, or call/chat syntax outside a well-formed call; loops and call
+ * fragments in prose not counted) and the collapse guard reads the share of `controlCollapse` modes (1-3).
  *
  * Cost: the policy can emit anything (a million identifier characters, thousands of tags), so every check here
  * is one left-to-right pass over the text or a regex that cannot backtrack across a run more than once; the
  * whole classification is linear in the message length.
  */
-import { CallSyntax, StructuralState, STRUCTURAL_STATES } from './types';
-import { IM_END, TOOL_CALL_OPEN, CONTROL_TOKENS } from './tokens';
-import { parseToolCalls } from './toolcall';
+import { CallSyntax, MessageMode, MESSAGE_MODES, StructuralState, STRUCTURAL_STATES } from './types';
+import { IM_END, JSON_OPEN, TOOL_CALL_OPEN, CONTROL_TOKENS } from './tokens';
+import { ParsedCalls, parseToolCalls } from './toolcall';
+import { isRepetitionLoop } from './repetition';
 
 /** The role names of ChatML headers (`<|im_start|>user\n`); alone on a line they are a leaked turn boundary. */
 const ROLE_WORDS = new Set(['system', 'user', 'assistant']);
@@ -54,6 +66,8 @@ const WORD_CHAR = /[\p{L}\p{N}]/u;
 /** Only JSON punctuation and whitespace (`{"`, `"}}`, `", {`); two simple tests, as one regex would backtrack. */
 const JSON_PUNCT_ONLY = /^[\s{}[\]":,]*$/;
 const BRACE_OR_QUOTE = /[{}"]/;
+/** A piece of call JSON inside prose (rule 7): `{"`, `"}`, `}}` or `":`. */
+const CALL_FRAGMENT = /\{"|"\}|\}\}|":/;
 
 /** Drop trailing whitespace and one trailing `<|im_end|>` (a raw model string may still carry it). */
 export function stripTrailingImEnd(content: string): string {
@@ -137,29 +151,72 @@ export function messageShape(s: string): MessageShape {
   return out;
 }
 
-export function classifyMessage(content: string, syntax: CallSyntax = 'json'): StructuralState {
+/** The mode of one assistant message (rules 1-9 of the file comment). */
+export function messageMode(content: string, syntax: CallSyntax = 'json'): MessageMode {
   const raw = typeof content === 'string' ? content : String(content ?? '');
   const s = stripTrailingImEnd(raw);
   const shape = messageShape(s);
-  if (!shape.content || shape.repeatedTag || shape.emptyOpenCall) return 'fullCollapse';
-
+  const head = controlHead(s, shape);
+  if (head !== null) return head;
   const parsed = parseToolCalls(s, syntax);
-  if (parsed.calls.length > 0 && parsed.errors.length === 0 && parsed.text.trim().length === 0) {
-    return 'healthyCall';
+  if (isHealthyCall(parsed)) return 'healthyCall';
+  if (isRepetitionLoop(s)) return 'loop';
+  if (parsed.errors.length > 0 && parsed.text.trim().length === 0) return 'malformedCall';
+  if (s.trimStart().startsWith(JSON_OPEN)) return 'untaggedCall';
+  if (callSyntaxOutsideCalls(s, parsed, shape) || CALL_FRAGMENT.test(s)) return 'pollution';
+  return 'reply';
+}
+
+/** The structural state of a mode (the file comment: a loop is full collapse). */
+export function stateOfMode(mode: MessageMode): StructuralState {
+  switch (mode) {
+    case 'healthyCall': return 'healthyCall';
+    case 'reply': return 'healthyResponse';
+    case 'malformedCall':
+    case 'untaggedCall':
+    case 'pollution': return 'pollution';
+    default: return 'fullCollapse';
   }
-  if (
-    parsed.hasCallSyntax ||
-    parsed.calls.length > 0 ||
-    parsed.errors.length > 0 ||
-    shape.anyTag ||
-    shape.roleLine ||
-    JSON_CALL_KEY.test(s) ||
-    (!WORD_CHAR.test(s) && JSON_PUNCT_ONLY.test(s) && BRACE_OR_QUOTE.test(s)) ||
-    PY_CALL.test(s)
-  ) {
-    return 'pollution';
-  }
-  return 'healthyResponse';
+}
+
+export function classifyMessage(content: string, syntax: CallSyntax = 'json'): StructuralState {
+  return stateOfMode(messageMode(content, syntax));
+}
+
+/** Modes 1-3: the control-tag collapse (empty, a bare tag, only or repeated tags), what the collapse guard counts. */
+export function controlCollapse(mode: MessageMode): boolean {
+  return mode === 'voidTurn' || mode === 'emptyCall' || mode === 'tags';
+}
+
+/**
+ * The PRS judge's test of a message that breaks the format: control-tag collapse, or call or chat syntax outside a
+ * well-formed call. Loops and call fragments in prose do not count here: the judge keeps the rule its committed
+ * runs were made with (the file comment).
+ */
+export function formatFault(content: string, syntax: CallSyntax = 'json'): boolean {
+  const s = stripTrailingImEnd(typeof content === 'string' ? content : String(content ?? ''));
+  const shape = messageShape(s);
+  if (controlHead(s, shape) !== null) return true;
+  const parsed = parseToolCalls(s, syntax);
+  return !isHealthyCall(parsed) && callSyntaxOutsideCalls(s, parsed, shape);
+}
+
+/** Rules 1-3 on the stripped content, or null when the message has content of its own. */
+function controlHead(s: string, shape: MessageShape): MessageMode | null {
+  const t = s.trim();
+  if (t.length === 0) return 'voidTurn';
+  if (t === TOOL_CALL_OPEN) return 'emptyCall';
+  return !shape.content || shape.repeatedTag || shape.emptyOpenCall ? 'tags' : null;
+}
+
+function isHealthyCall(parsed: ParsedCalls): boolean {
+  return parsed.calls.length > 0 && parsed.errors.length === 0 && parsed.text.trim().length === 0;
+}
+
+/** Call or chat syntax in a message that is not a well-formed call (rule 7 without the prose fragments). */
+function callSyntaxOutsideCalls(s: string, parsed: ParsedCalls, shape: MessageShape): boolean {
+  return parsed.hasCallSyntax || parsed.calls.length > 0 || parsed.errors.length > 0 || shape.anyTag || shape.roleLine ||
+    JSON_CALL_KEY.test(s) || (!WORD_CHAR.test(s) && JSON_PUNCT_ONLY.test(s) && BRACE_OR_QUOTE.test(s)) || PY_CALL.test(s);
 }
 
 /**
@@ -178,5 +235,13 @@ export function stateShares(states: StructuralState[]): Record<StructuralState, 
   for (const st of states) if (st in out) out[st] += 1;
   const n = states.length;
   if (n > 0) for (const st of STRUCTURAL_STATES) out[st] /= n;
+  return out;
+}
+
+/** Share of each mode (sums to 1; all zeros for an empty list). */
+export function modeShares(modes: MessageMode[]): Record<MessageMode, number> {
+  const out = Object.fromEntries(MESSAGE_MODES.map((m) => [m, 0])) as Record<MessageMode, number>;
+  for (const m of modes) if (m in out) out[m] += 1;
+  if (modes.length > 0) for (const m of MESSAGE_MODES) out[m] /= modes.length;
   return out;
 }

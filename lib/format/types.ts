@@ -42,12 +42,39 @@ export interface ToolSpec {
 }
 
 /**
- * Structural state of one assistant message (docs/design.md A.5); see classifyMessage for the exact rules.
+ * Structural state of one assistant message (docs/design.md A.5); it follows from the message's mode
+ * (lib/format/states.ts has the exact rules).
  * - healthyCall: one or more well-formed tool calls and nothing else
  * - healthyResponse: plain text for the user, no tags or call syntax
- * - pollution: call syntax or tags mixed with free text, JSON without tags, python-style calls in the JSON format
- * - fullCollapse: degenerate control-token output (bare `<tool_call>` then end, empty, repeated tags)
+ * - pollution: call syntax or tags mixed with free text, JSON without tags, python-style calls in the JSON format,
+ *   malformed calls
+ * - fullCollapse: degenerate output: bare `<tool_call>` then end, empty, only or repeated tags, repetition loops
  */
 export type StructuralState = 'healthyCall' | 'healthyResponse' | 'pollution' | 'fullCollapse';
 
 export const STRUCTURAL_STATES: StructuralState[] = ['healthyCall', 'healthyResponse', 'pollution', 'fullCollapse'];
+
+/**
+ * What one assistant message is, finer than its state (lib/format/states.ts messageMode): the collapse a finding
+ * talks about is one of these, not any full collapse.
+ */
+export type MessageMode =
+  | 'healthyCall'
+  | 'reply'
+  | 'voidTurn'
+  | 'emptyCall'
+  | 'tags'
+  | 'loop'
+  | 'malformedCall'
+  | 'untaggedCall'
+  | 'pollution';
+
+export const MESSAGE_MODES: MessageMode[] = ['healthyCall', 'reply', 'voidTurn', 'emptyCall', 'tags', 'loop', 'malformedCall',
+  'untaggedCall', 'pollution'];
+
+/** A few words per mode, for tables and legends. */
+export const MODE_LABEL: Record<MessageMode, string> = {
+  healthyCall: 'healthy call', reply: 'plain reply', voidTurn: 'void turn (empty message)',
+  emptyCall: 'empty call (bare <tool_call>)', tags: 'bare or repeated tags', loop: 'repetition loop',
+  malformedCall: 'malformed call', untaggedCall: 'untagged call JSON', pollution: 'other pollution',
+};

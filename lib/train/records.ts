@@ -61,11 +61,17 @@ export interface GRPOStepRecord extends PerCategoryAccuracy {
   splitTopOther?: string | null;
   selfTopOther?: number;
   otherTopOther?: number;
-  /** Structural states of the step's sampled messages (shares). */
+  /**
+   * Structural states of the step's sampled messages (shares). Runs made before repetition loops were full collapse
+   * (lib/format/states.ts) counted a loop as a healthy response or pollution; the report recomputes states from
+   * rollouts-sample.jsonl.
+   */
   healthyCall: number;
   healthyResponse: number;
   pollution: number;
   fullCollapse: number;
+  /** Share of control-tag collapse (empty, a bare tag, only or repeated tags): the full collapse of the older rule. */
+  controlCollapse?: number;
   /** Greedy validation, every `valEvery` steps and at the last. */
   valAccuracy?: number;
   valFullCollapse?: number;
@@ -103,7 +109,7 @@ export type SFTValMetric = { phase: 'sft-val'; epoch: number; valAccuracy: numbe
   & Placed & PerCategoryAccuracy;
 /** A scheduled SFT phase of an interleaved scheme (ETS / PRS) and the data it got. */
 export type InterleaveMetric = { phase: 'interleave'; source: 'ets' | 'prs'; failedTasks: number; samples: number } & Placed;
-/** An SFT phase the collapse guard started, with the instruments that triggered it. */
+/** An SFT phase the collapse guard started, with the instruments that triggered it (fullCollapse: the control-collapse share). */
 export type GuardMetric = { phase: 'guard'; step: number; pImEnd: number; pJsonOpen: number; fullCollapse: number; failedTasks: number } & Placed;
 
 /** A line of metrics.jsonl. */

@@ -11,7 +11,7 @@ import { Rng } from '../prng';
 import { Tokenizer } from '../format/tokenizer';
 import { renderConversation, renderMessage, ASSISTANT_PREFIX } from '../format/chat';
 import { IM_END } from '../format/tokens';
-import { classifyMessage } from '../format/states';
+import { messageMode, stateOfMode } from '../format/states';
 import { CallSyntax } from '../format/types';
 import { Episode } from '../envs/episode';
 import { readProbs, sampleToken, SampleOptions } from './sampling';
@@ -134,8 +134,8 @@ export class RolloutRow {
   private finishMessage(toFeed: number[], scripted: boolean): void {
     const ctx = this.ctx;
     const content = ctx.tokenizer.decode(this.message);
-    this.traj.messages.push({ content, state: classifyMessage(content, ctx.syntax), start: this.messageStart,
-      end: this.traj.ids.length, scripted });
+    const mode = messageMode(content, ctx.syntax);
+    this.traj.messages.push({ content, mode, state: stateOfMode(mode), start: this.messageStart, end: this.traj.ids.length, scripted });
     const tEnv = performance.now();
     const step = this.ep.step(content);
     ctx.counters.messages++;

@@ -3,7 +3,7 @@
  * trains on (docs/design.md A.4), the sampler's log-probs and reads, per-message structural states and the
  * checker's verdict; plus the two hooks that shape sampling (a logit mask, a scripted row).
  */
-import { StructuralState } from '../format/types';
+import { MessageMode, StructuralState } from '../format/types';
 
 /**
  * Constrained decoding hook: given the row and the tokens of the current message so far, return token ids
@@ -19,6 +19,8 @@ export interface ScriptedRow {
 
 export interface MessageRecord {
   content: string;
+  /** What the message is (lib/format/states.ts messageMode), and the structural state that follows from it. */
+  mode: MessageMode;
   state: StructuralState;
   /** Token span [start, end) of the message in `ids`, its `<|im_end|>` included. */
   start: number;

@@ -7,11 +7,12 @@
  *   updateFields      the losses, clip fractions and gradient norm, averaged over the step's mini-batch updates
  *   probeFields       next-token probabilities right after `<tool_call>\n` on fixed validation prompts
  *   splitFields       the logit-gradient split on the control tokens at the step's own `<tool_call>\n` positions
- *   stateFields       structural-state shares of the sampled (never the scripted) assistant messages
+ *   stateFields       structural-state shares of the sampled (never the scripted) assistant messages, and the share of
+ *                     control-tag collapse among them (what the collapse guard reads)
  */
 import { GPT } from '../../model/gpt';
 import { Tokenizer } from '../../format/tokenizer';
-import { stateShares } from '../../format/states';
+import { controlCollapse, stateShares } from '../../format/states';
 import { StructuralState } from '../../format/types';
 import { runProbe } from '../../diagnostics/probe';
 import { gradientSplit, topOtherSplit } from '../../diagnostics/gradsplit';
@@ -80,9 +81,18 @@ export function splitFields(split: SplitReads, probeIds: number[], tok: Tokenize
 }
 
 /** Structural-state shares of the policy's own messages (OPS's scripted ground truth is not the policy's). */
-export function stateFields(trajs: Trajectory[]): Fields<'healthyCall' | 'healthyResponse' | 'pollution' | 'fullCollapse'> {
+export function stateFields(trajs: Trajectory[]):
+  Fields<'healthyCall' | 'healthyResponse' | 'pollution' | 'fullCollapse' | 'controlCollapse'> {
   const states: StructuralState[] = [];
-  for (const t of trajs) for (const m of t.messages) if (!m.scripted) states.push(m.state);
+  let control = 0;
+  for (const t of trajs) {
+    for (const m of t.messages) {
+      if (m.scripted) continue;
+      states.push(m.state);
+      if (controlCollapse(m.mode)) control++;
+    }
+  }
   const s = stateShares(states);
-  return { healthyCall: s.healthyCall, healthyResponse: s.healthyResponse, pollution: s.pollution, fullCollapse: s.fullCollapse };
+  return { healthyCall: s.healthyCall, healthyResponse: s.healthyResponse, pollution: s.pollution, fullCollapse: s.fullCollapse,
+    controlCollapse: states.length ? control / states.length : 0 };
 }
