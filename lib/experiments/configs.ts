@@ -271,8 +271,7 @@ for (const name of COLLAPSE_SIGNALS) {
 
 /**
  * The pipeline pilots (docs/design.md E), the study of the `pipeline` preset (the paper's 300 RL steps): vanilla
- * GRPO at the main rate, the lab's exact pipeline first. Its first 150 steps repeat the full preset's vanilla-rl
- * run of the same seed (same recipe, same seed; only the length differs).
+ * GRPO at the main rate, the lab's exact pipeline first (the recipe of vanilla-rl, twice as long).
  */
 EXPERIMENTS.push({
   name: 'pipeline-exact', label: 'Exact pipeline', group: 'pipeline',
