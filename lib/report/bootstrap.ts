@@ -29,6 +29,8 @@ export interface BootstrapOptions {
   replicates?: number;
   /** PRNG seed. Default 20260606. */
   seed?: number;
+  /** Coverage of the interval. Default 0.95; a Bonferroni correction over k comparisons asks for 1 - 0.05 / k. */
+  level?: number;
 }
 
 /** The seeds' outcomes as 0/1 arrays per category; null when the seeds did not evaluate the same tasks. */
@@ -67,10 +69,10 @@ const identity = (n: number) => Int32Array.from({ length: n }, (_, i) => i);
 const draw = (rng: Rng, n: number) => Int32Array.from({ length: n }, () => rng.int(0, n - 1));
 const allSeeds = (n: number) => Array.from({ length: n }, (_, i) => i);
 
-function percentiles(xs: number[], mean: number): Interval {
+function percentiles(xs: number[], mean: number, level = 0.95): Interval {
   const s = xs.slice().sort((a, b) => a - b);
   const at = (q: number) => s[Math.min(s.length - 1, Math.max(0, Math.round(q * (s.length - 1))))];
-  return { mean, lo: at(0.025), hi: at(0.975) };
+  return { mean, lo: at((1 - level) / 2), hi: at(1 - (1 - level) / 2) };
 }
 
 /**
@@ -86,10 +88,10 @@ export function scoreInterval(seeds: Outcomes[], cats: string[], opts: Bootstrap
   for (let b = 0; b < (opts.replicates ?? 2000); b++) {
     reps.push(score(m, allSeeds(m.length).map(() => rng.int(0, m.length - 1)), sizes.map((n) => draw(rng, n))));
   }
-  return percentiles(reps, score(m, allSeeds(m.length), sizes.map(identity)));
+  return percentiles(reps, score(m, allSeeds(m.length), sizes.map(identity)), opts.level);
 }
 
-/** Score of `a` minus score of `b` with a 95% interval, tasks paired; null when they were not evaluated alike. */
+/** Score of `a` minus score of `b` with a 95% (`opts.level`) interval, tasks paired; null when they were not evaluated alike. */
 export function differenceInterval(a: Outcomes[], b: Outcomes[], cats: string[], opts: BootstrapOptions = {}): Interval | null {
   const ma = a.length ? matrix(a, cats) : null;
   const mb = b.length ? matrix(b, cats) : null;
@@ -105,7 +107,7 @@ export function differenceInterval(a: Outcomes[], b: Outcomes[], cats: string[],
     reps.push(score(ma, sa, tasks) - score(mb, sb, tasks));
   }
   const full = sizes.map(identity);
-  return percentiles(reps, score(ma, allSeeds(ma.length), full) - score(mb, allSeeds(mb.length), full));
+  return percentiles(reps, score(ma, allSeeds(ma.length), full) - score(mb, allSeeds(mb.length), full), opts.level);
 }
 
 /** "41.3 [38.0, 44.5]" in percent; "" for null. */
