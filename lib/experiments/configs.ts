@@ -103,6 +103,41 @@ const EXPERIMENTS: ExperimentSpec[] = [
     stages: (p) => [{ kind: 'sft', data: 'teacher-train', config: { lr: SFT_LR_HIGH, epochs: 8 * p.fclEpochs, batchSize: 16, warmupRatio: 0.1 } }],
   },
   {
+    name: 'fcl-sft-5x',
+    label: 'FCL-SFT (5x data)',
+    group: 'sft-dose',
+    title: 'FCL-SFT (lr high) on five times the teacher conversations: the 300 training tasks plus 1,200 generated ones',
+    paper: 'Not a row of the paper. Is the instruct base\'s small gain from FCL-SFT a matter of data? The 300 training tasks\' ' +
+      'teacher conversations plus 400 per category of generated world tasks (in neither split), same lr and epochs as fcl-sft.',
+    init: { kind: 'base' },
+    stages: (p) => [{ kind: 'sft', data: 'teacher-train', extraWorld: 4 * (p.trainTaskLimit > 0 ? Math.ceil(p.trainTaskLimit / 3) : 100),
+      config: { lr: SFT_LR_HIGH, epochs: p.fclEpochs, batchSize: 16, warmupRatio: 0.1 } }],
+  },
+  {
+    name: 'instruct-wide',
+    label: 'Base (instruct, d128)',
+    group: 'base',
+    title: 'The instruct base\'s recipe on a wider model (d128 instead of d64)',
+    paper: 'Not a row of the paper: the start of fcl-sft-wide. The instruct recipe (general corpus, then 60 world dialogues per ' +
+      'category with corpus replay) from scratch at twice the width.',
+    init: { kind: 'scratch', model: { nEmbd: 128 } },
+    stages: (p) => [
+      corpusStage(p),
+      { kind: 'sft', data: 'world-sample', count: INSTRUCT_WORLD_DIALOGUES, replay: INSTRUCT_WORLD_DIALOGUES * 3,
+        config: { lr: 1e-3, epochs: INSTRUCT_EPOCHS, batchSize: 16, warmupRatio: 0.1 } },
+    ],
+  },
+  {
+    name: 'fcl-sft-wide',
+    label: 'FCL-SFT (d128 model)',
+    group: 'sft-dose',
+    title: 'FCL-SFT (lr high) on the 300 teacher conversations from the wider instruct base',
+    paper: 'Not a row of the paper. Is the small gain from FCL-SFT a matter of model size? fcl-sft\'s data and recipe from ' +
+      'instruct-wide (d128), to set beside fcl-sft-5x (more data, same model).',
+    init: { kind: 'experiment', name: 'instruct-wide' },
+    stages: (p) => [{ kind: 'sft', data: 'teacher-train', config: { lr: SFT_LR_HIGH, epochs: p.fclEpochs, batchSize: 16, warmupRatio: 0.1 } }],
+  },
+  {
     name: 'ace-sft',
     label: 'ACE-SFT',
     group: 'method',

@@ -103,9 +103,13 @@ export function unseenTasks(dataDir: string, n: number): Task[] {
   return unseenCache.get(key)!;
 }
 
-/** The training sequences of an SFT stage: its data, plus `replay` corpus conversations drawn at random. */
-export function sftData(stage: { data: SFTData; count?: number; replay?: number }, inputs: RunInputs): TrainingSequence[] {
-  const data = stageData(stage.data, inputs, stage.count ?? 0);
+/**
+ * The training sequences of an SFT stage: its data, plus `extraWorld` world-sample dialogues per category, plus
+ * `replay` corpus conversations drawn at random.
+ */
+export function sftData(stage: { data: SFTData; count?: number; replay?: number; extraWorld?: number }, inputs: RunInputs): TrainingSequence[] {
+  let data = stageData(stage.data, inputs, stage.count ?? 0);
+  if (stage.extraWorld) data = data.concat(stageData('world-sample', inputs, stage.extraWorld));
   if (!stage.replay) return data;
   const corpus = stageData('corpus', inputs, 0);
   return data.concat(new Rng(REPLAY_SEED).sample(corpus, Math.min(stage.replay, corpus.length)));

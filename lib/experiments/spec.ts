@@ -46,9 +46,10 @@ export type StageSpec =
   /**
    * `count`: world-sample dialogues per training category. `replay`: corpus conversations mixed into the
    * stage's data (an instruct model keeps seeing general data while it learns a domain; without it the
-   * corpus-only python syntax of format-OOD was forgotten).
+   * corpus-only python syntax of format-OOD was forgotten). `extraWorld`: world-sample dialogues per training
+   * category added to the stage's data (more generated tasks of the training distribution, in neither split).
    */
-  | { kind: 'sft'; data: SFTData; config: Partial<SFTConfig>; count?: number; replay?: number }
+  | { kind: 'sft'; data: SFTData; config: Partial<SFTConfig>; count?: number; replay?: number; extraWorld?: number }
   /** `guard`: the adaptive collapse guard (lib/experiments/guard.ts), over its defaults. */
   | { kind: 'grpo'; config: Partial<GRPOConfig>; signal?: SignalSpec; guard?: Partial<GuardConfig> }
   /**

@@ -1,12 +1,11 @@
 /**
  * The anatomy of a collapse: what a run's policy writes once it has collapsed, where the probe's mass went, and
  * whether the probe moved before the sampled reward fell (docs/design.md A.5). Everything comes from committed
- * files: the messages of rollouts-sample.jsonl (RL step 1 and every 10th, four groups of eight), classified with
- * the current rule (lib/format/states.ts messageMode), and the probe fields of metrics.jsonl.
+ * files: the late messages of rollouts-sample.jsonl (samples.ts), classified with the current rule
+ * (lib/format/states.ts messageMode), and the probe fields of metrics.jsonl.
  *
  * Definitions (one place, so every table and finding reads the same):
- *   late messages   the sampled (never OPS's scripted) messages of the RL steps in the last third of the run's RL
- *                   steps (full preset: RL steps 100-150 of 150);
+ *   late messages   samples.ts: the sampled (never OPS's scripted) messages of the last third of the RL steps;
  *   dominant mode   the mode with the largest share of the late messages;
  *   mass taker      at the RL step where the probe's p(`{"`) after `<tool_call>\n` is lowest, the most likely of
  *                   `<|im_end|>`, `<tool_call>` and the probe's top other token (any token, special or text); none
@@ -14,62 +13,14 @@
  *   probe moved     the first RL step with p(`{"`) < JSON_OPEN_LEVEL (a tenth of the mass gone; precursor.ts);
  *   reward halved   the first RL step whose trailing mean sampled reward is below half its start (precursor.ts).
  */
-import * as fs from 'fs';
-import * as path from 'path';
 import { MESSAGE_MODES, MODE_LABEL, MessageMode } from '../format/types';
-import { messageMode, modeShares } from '../format/states';
+import { messageMode } from '../format/states';
 import { LOOP_MIN_CHARS, LOOP_SHARE, LOOP_WINDOW, repetitionShare } from '../format/repetition';
-import { GRPOMetric, RolloutRecord, grpoRecords, stepOf } from '../train/records';
-import { ROLLOUT_SAMPLE_FILE } from '../experiments/store';
+import { GRPOMetric, grpoRecords, stepOf } from '../train/records';
 import { ExperimentResults, ResultsStore, SeedResult } from './results';
+import { lateModes, sampledMessages } from './samples';
 import { ReportTable, RawRow, baseValAccuracy, collapseVsStart } from './tables';
 import { JSON_OPEN_LEVEL, firstStep, rewardHalvedAt } from './precursor';
-
-/** The share of a run's RL steps, from the end, whose messages count as late. */
-export const LATE_FRACTION = 1 / 3;
-
-/** A sampled message of a committed run, placed on the run's axes. */
-export interface SampledMessage {
-  /** RL step counted over the whole run (1 = the first RL step of the first stage) and the global step. */
-  rlStep: number;
-  globalStep: number;
-  mode: MessageMode;
-  content: string;
-}
-
-const cache = new Map<string, SampledMessage[]>();
-
-/**
- * Every sampled message of a run's rollouts-sample.jsonl with its mode ([] without the file). Records carry their
- * stage and the step within it; the run's RL records give each its place on the run-wide axes.
- */
-export function sampledMessages(seed: Pick<SeedResult, 'dir' | 'metrics'>): SampledMessage[] {
-  const file = path.join(seed.dir, ROLLOUT_SAMPLE_FILE);
-  const hit = cache.get(file);
-  if (hit) return hit;
-  const out: SampledMessage[] = [];
-  if (fs.existsSync(file)) {
-    const g = grpoRecords(seed.metrics);
-    const place = new Map(g.map((r, i) => [`${r.stage ?? 0}:${r.step}`, { rlStep: i + 1, globalStep: stepOf(r) ?? r.step }]));
-    for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
-      if (!line.trim()) continue;
-      const r = JSON.parse(line) as RolloutRecord;
-      if (r.scripted) continue;
-      const at = place.get(`${r.stage ?? 0}:${r.step}`) ?? { rlStep: r.step, globalStep: r.step };
-      for (const content of r.messages) out.push({ ...at, mode: messageMode(content), content });
-    }
-  }
-  cache.set(file, out);
-  return out;
-}
-
-/** The late messages of a run and their mode shares (null shares without a rollout sample). */
-export function lateModes(seed: Pick<SeedResult, 'dir' | 'metrics'>): { from: number; n: number; shares: Record<MessageMode, number> | null } {
-  const total = grpoRecords(seed.metrics).length;
-  const from = Math.max(1, Math.ceil(total * (1 - LATE_FRACTION)));
-  const late = sampledMessages(seed).filter((m) => m.rlStep >= from);
-  return { from, n: late.length, shares: late.length ? modeShares(late.map((m) => m.mode)) : null };
-}
 
 /** The mode with the largest share (the first in MESSAGE_MODES order on a tie). */
 export function dominantMode(shares: Record<MessageMode, number>): MessageMode {
@@ -240,4 +191,42 @@ export function loopRuleTable(stores: { label: string; store: ResultsStore }[]):
 /** Long enough for the loop rule to read it. */
 function isRepetitionLoopCandidate(m: string): boolean {
   return m.replace(/\s+/g, '').length >= LOOP_MIN_CHARS;
+}
+
+/** "a 3, b 2" over the values of `xs`, most frequent first (ties in first-seen order). */
+function tally(xs: string[]): string {
+  const counts = new Map<string, number>();
+  for (const x of xs) counts.set(x, (counts.get(x) ?? 0) + 1);
+  return [...counts.entries()].sort((a, b) => b[1] - a[1]).map(([x, n]) => `${x} ${n}`).join(', ') || '—';
+}
+
+/**
+ * The collapse each regime has, in one row: the collapsed vanilla GRPO runs (any rate), their dominant late modes,
+ * the highest share of bare `<tool_call>` messages (the paper: 87%), where the probe's mass went and whether the
+ * probe moved before the reward halved.
+ */
+export function collapseSummaryTable(stores: { label: string; store: ResultsStore }[]): ReportTable {
+  const columns = ['regime', 'collapsed vanilla runs', 'dominant late mode (runs)', 'highest late bare <tool_call> (%)',
+    'mass from {" went to (runs)', 'probe moved first (runs)'];
+  const rows: string[][] = [];
+  const raw: RawRow[] = [];
+  for (const { label, store } of stores) {
+    const vanilla = store.experiments.filter((e) => e.spec.sweepLr !== undefined);
+    const all = vanilla.reduce((a, e) => a + e.seeds.length, 0);
+    const runs = collapsedAnatomies(store).filter((a) => vanilla.some((e) => e.spec.name === a.config));
+    const bare = runs.map((a) => a.modes?.emptyCall).filter((x): x is number => x !== undefined);
+    const highest = bare.length ? Math.max(...bare) : null;
+    const first = runs.filter((a) => a.order === 'probe first').length;
+    rows.push([label, `${runs.length} of ${all}`, tally(runs.map((a) => (a.dominant ? MODE_LABEL[a.dominant] : 'no sample'))), pct(highest),
+      tally(runs.map((a) => (a.mass ? JSON.stringify(a.mass.token) : 'none'))), `${first} of ${runs.length}`]);
+    raw.push({ config: label, label, seeds: [], values: { collapsed: runs.length, runs: all, highestBare: highest, probeFirst: first } });
+  }
+  return {
+    id: 'table-collapse-summary', title: 'The collapse this lab has: vanilla GRPO runs that collapsed, by what they write',
+    columns, rows, raw,
+    notes: ['Vanilla GRPO at every rate of the sweep. Per run (table "How each run collapsed" of each regime): the mode with the ' +
+      'largest share of the late sampled messages, the token that took the probe\'s mass from {" after <tool_call>\\n, and ' +
+      'whether p({") fell below 0.9 before the sampled reward halved. The paper\'s vanilla-RL model writes a bare <tool_call> ' +
+      'in 87% of its messages.'],
+  };
 }

@@ -10,7 +10,8 @@
 import * as path from 'path';
 import { ResultsStore, loadResults } from './results';
 import { ReportTable, allTables, baseValAccuracy, collapseVsStart, sweepExperiments, sweepRowName } from './tables';
-import { exampleMarkdown, exampleMessages, readRolloutSample } from './conversations';
+import { exampleMarkdown, exampleMessages } from './conversations';
+import { readRolloutSample } from './samples';
 import { branchFigure } from './figures';
 import { branchLabels, branchTable } from './branches';
 import { precursorTable } from './precursor';

@@ -6,27 +6,21 @@
  *
  * `exampleMessages` picks, per structural state (docs/design.md A.5: healthy call, healthy response, pollution,
  * full collapse), the latest sampled message in that state, so a notebook can show a healthy call, a
- * polluted message and a collapsed one, each with its state badge, and the report can list them.
+ * polluted message and a collapsed one, each with its badge (state and mode), and the report can list them.
+ * States and modes are those of the current rule (samples.ts), not the ones a run recorded when it was made.
  */
-import * as fs from 'fs';
-import * as path from 'path';
-import type { Message, StructuralState } from '../format/types';
-import { STRUCTURAL_STATES } from '../format/types';
+import type { Message, MessageMode, StructuralState } from '../format/types';
+import { MODE_LABEL, STRUCTURAL_STATES } from '../format/types';
+import { stateOfMode } from '../format/states';
 import { Episode } from '../envs/episode';
 import type { Task } from '../envs/task';
-import { readJsonlValues } from '../util/jsonl';
 import type { RolloutRecord } from '../train/records';
-import { ROLLOUT_SAMPLE_FILE } from '../experiments/rollout_sample';
 import { showConversation } from './notebook';
-
-/** The committed rollout excerpt of a run folder ([] when the run kept none). */
-export function readRolloutSample(runDir: string): RolloutRecord[] {
-  const file = path.join(runDir, ROLLOUT_SAMPLE_FILE);
-  return fs.existsSync(file) ? readJsonlValues<RolloutRecord>(file, `rollout sample not found: ${file}`) : [];
-}
+import { readRolloutSample, recordModes } from './samples';
 
 export interface ExampleMessage {
   state: StructuralState;
+  mode: MessageMode;
   record: RolloutRecord;
   /** Index of the message within the record's assistant messages. */
   message: number;
@@ -39,11 +33,13 @@ export interface ExampleMessage {
 export function exampleMessages(records: readonly RolloutRecord[]): ExampleMessage[] {
   const byStep = records.filter((r) => !r.scripted).slice().sort((a, b) => b.step - a.step || (a.stage ?? 0) - (b.stage ?? 0));
   const out: ExampleMessage[] = [];
+  const modes = new Map(byStep.map((r) => [r, recordModes(r)]));
   for (const state of STRUCTURAL_STATES) {
     for (const record of byStep) {
-      const i = record.states.indexOf(state);
+      const m = modes.get(record)!;
+      const i = m.findIndex((x) => stateOfMode(x) === state);
       if (i >= 0) {
-        out.push({ state, record, message: i });
+        out.push({ state, mode: m[i], record, message: i });
         break;
       }
     }
@@ -53,7 +49,7 @@ export function exampleMessages(records: readonly RolloutRecord[]): ExampleMessa
 
 /**
  * The whole conversation of a rollout record, replayed through `task`'s environment, with each assistant
- * message's structural state (as recorded) for a badge.
+ * message's badge: its structural state and mode by the current rule ("fullCollapse · repetition loop").
  */
 export function replayConversation(task: Task, record: RolloutRecord): { messages: Message[]; states: string[] } {
   if (task.id !== record.taskId) throw new Error(`replayConversation: record is of task ${record.taskId}, not ${task.id}`);
@@ -62,7 +58,7 @@ export function replayConversation(task: Task, record: RolloutRecord): { message
     if (ep.done) break;
     ep.step(m);
   }
-  return { messages: ep.messages, states: record.states };
+  return { messages: ep.messages, states: recordModes(record).map((m) => `${stateOfMode(m)} · ${MODE_LABEL[m]}`) };
 }
 
 /** One example as Markdown: where it comes from, then the message itself in a fence. */
@@ -71,7 +67,7 @@ export function exampleMarkdown(e: ExampleMessage, run: string): string {
   const where = `${run}, RL step ${r.step}${r.stage !== undefined ? ` (stage ${r.stage})` : ''}, task ${r.taskId}, rollout ${r.index}, ` +
     `message ${e.message + 1} of ${r.messages.length}, reward ${r.reward}`;
   const text = r.messages[e.message];
-  return `**${e.state}** (${where})\n\n\`\`\`\n${text.length ? text : '(empty message)'}\n\`\`\``;
+  return `**${e.state}** · ${MODE_LABEL[e.mode]} (${where})\n\n\`\`\`\n${text.length ? text : '(empty message)'}\n\`\`\``;
 }
 
 /**
@@ -86,7 +82,7 @@ export function showExampleConversations(runDir: string, tasks: readonly Task[],
     if (!task) continue;
     const { messages, states } = replayConversation(task, e.record);
     showConversation(messages, {
-      title: `${label}: a ${e.state} message (RL step ${e.record.step}, task ${task.id}, rollout ${e.record.index}, ` +
+      title: `${label}: a ${e.state} message, ${MODE_LABEL[e.mode]} (RL step ${e.record.step}, task ${task.id}, rollout ${e.record.index}, ` +
         `message ${e.message + 1}, reward ${e.record.reward})`,
       notes: states,
     });

@@ -14,6 +14,7 @@ import { bestTable, memorisationTable, pointsTable } from './learning';
 import { precursorTable } from './precursor';
 import { branchTable } from './branches';
 import { findings, findingsTable } from './findings';
+import { anatomyTable, collapseSummaryTable, loopRuleTable } from './anatomy';
 import { mdCell, toMarkdown } from './render';
 import { PAPER_ROWS, PAPER_SOURCE } from './paper';
 import { REGIMES, getRegime } from '../experiments/regimes';
@@ -39,7 +40,7 @@ export function loadRegimeStores(root: string, preset = DOCS_PRESET): RegimeStor
 /** Every table of one store's report, in report order (as build.ts writes them). */
 export function storeTables(store: ResultsStore): ReportTable[] {
   const learned = [bestTable(store), memorisationTable(store), pointsTable(store)].filter((t) => t.rows.length);
-  return [...allTables(store), ...learned, precursorTable(store), ...store.branches.map(branchTable)];
+  return [...allTables(store), ...learned, precursorTable(store), anatomyTable(store), ...store.branches.map(branchTable)];
 }
 
 const pct = (x: number | undefined | null) => (x === undefined || x === null ? '—' : `${(100 * x).toFixed(1)}%`);
@@ -131,6 +132,14 @@ export function resultsMarkdown(stores: RegimeStore[]): string {
     '## Findings F1-F7',
     '',
     toMarkdown(findingsTable(stores.map((s) => ({ label: s.label, store: s.store })))),
+    '## The collapse this lab has',
+    '',
+    'What the collapsed policies write (lib/report/anatomy.ts, from the committed rollouts-sample.jsonl), against the paper\'s ' +
+      'signature: a bare `<tool_call>` in 87% of the messages. Every collapsed run, with its modes, is in the table ' +
+      '"How each run collapsed" of each regime below.',
+    '',
+    toMarkdown(collapseSummaryTable(stores.map((s) => ({ label: s.label, store: s.store })))),
+    toMarkdown(loopRuleTable(stores.map((s) => ({ label: s.label, store: s.store })))),
     '## ID average per method, both regimes beside the paper',
     '',
     headlineTable(stores),

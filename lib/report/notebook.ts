@@ -137,12 +137,16 @@ import { tableHtml, tableText } from "./table";
 import { DEFAULT_REGIME, REGIMES, RegimeName, getRegime } from "../experiments/regimes";
 import { PRESETS, getStorePreset, studyGroups } from "../experiments/presets";
 import type { Preset } from "../experiments/presets";
+import { lateStates } from "./samples";
 
 /** The parts of lib/report/results.ts's ExperimentResults these helpers read. */
 export interface ExperimentLike {
   spec: { name: string; label: string };
   seeds: {
     seed: number;
+    /** The run folder and its records, when read from a store: the late messages' states come from its rollout sample. */
+    dir?: string;
+    metrics?: MetricRecord[];
     summary: {
       eval: { id?: { mean: number } };
       rl: null | {
@@ -349,6 +353,7 @@ export function rlSummaryRows(exps: ExperimentLike[]): Record<string, string | n
         rows.push({ method: e.spec.label, seed: s.seed, "RL steps": 0, "ID eval %": pct(s.summary.eval.id?.mean) });
         continue;
       }
+      const late = s.dir !== undefined && s.metrics !== undefined ? lateStates({ dir: s.dir, metrics: s.metrics }) : null;
       rows.push({
         method: e.spec.label,
         seed: s.seed,
@@ -358,10 +363,10 @@ export function rlSummaryRows(exps: ExperimentLike[]): Record<string, string | n
         "final val %": pct(rl.finalValAccuracy),
         "collapse step (vs own peak)": rl.collapseStep ?? "none",
         "final reward %": pct(rl.finalReward),
-        "healthy call %": pct(rl.finalStates.healthyCall),
-        "healthy response %": pct(rl.finalStates.healthyResponse),
-        "pollution %": pct(rl.finalStates.pollution),
-        "full collapse %": pct(rl.finalStates.fullCollapse),
+        "late healthy call %": pct(late?.healthyCall),
+        "late healthy response %": pct(late?.healthyResponse),
+        "late pollution %": pct(late?.pollution),
+        "late full collapse %": pct(late?.fullCollapse),
         "p(<|im_end|>)": probability(rl.finalProbe.pImEnd),
         "ID eval %": pct(s.summary.eval.id?.mean),
       });

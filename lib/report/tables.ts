@@ -20,6 +20,7 @@ import { differenceInterval, formatInterval, Outcomes, scoreInterval } from './b
 import { COLLAPSE_LR } from '../experiments/configs';
 import { getStorePreset } from '../experiments/presets';
 import { summarizeRL } from '../experiments/summary';
+import { lateStates } from './samples';
 
 export interface RawRow {
   config: string;
@@ -41,6 +42,9 @@ export interface ReportTable {
 }
 
 const NA = '—';
+/** What every "RL" state column reads (samples.ts lateStates). */
+const LATE_STATES_NOTE = 'shares of the sampled messages of the last third of the RL steps (rollouts-sample.jsonl), by the ' +
+  'current rule (lib/format/states.ts)';
 /** Table 1's category columns, in the paper's order. */
 export const ID_COLUMNS = ['base', 'miss_func', 'miss_param', 'long_context'];
 const STATE_LABEL: Record<StructuralState, string> = {
@@ -271,7 +275,7 @@ export function lrTable(store: ResultsStore): ReportTable {
     'max p(<|im_end|>)': (_e, s) => probeExtreme(s.metrics, 'pImEnd', 'max'),
     'max p(<tool_call>)': (_e, s) => probeExtreme(s.metrics, 'pToolCall', 'max'),
   };
-  for (const k of STRUCTURAL_STATES) extract[STATE_LABEL[k]] = (_e, s) => s.summary.rl?.finalStates[k];
+  for (const k of STRUCTURAL_STATES) extract[STATE_LABEL[k]] = (_e, s) => lateStates(s)?.[k];
   const cols = Object.keys(extract);
   const t = makeTable('table-lr', 'Learning-rate sweep of vanilla GRPO', exps, cols, extract,
     { column: 'lr', cell: sweepRowName },
@@ -280,7 +284,7 @@ export function lrTable(store: ResultsStore): ReportTable {
       'signal steps = per seed, the RL steps with at least one group of mixed rewards (the others have no policy gradient).',
       'max p(...) = the probe after <tool_call>\\n at its highest over the RL steps (percent); runner-up = per seed, the most ' +
       'likely token other than {", <|im_end|> and <tool_call> there at the last step.',
-      'state shares (%) = structural states of sampled RL messages, averaged over the last 5 steps.']);
+      `state shares (%) = ${LATE_STATES_NOTE}`]);
   insertPerSeedColumn(t, exps, 'collapse step', 'ID average', (s, e) => collapseVsStart(s, e, start), collapseCell);
   insertPerSeedColumn(t, exps, 'signal steps', 'peak val', (s) => s.summary.rl?.stepsWithSignal ?? null, (v) => listCell(v, String));
   insertPerSeedColumn(t, exps, 'runner-up', STATE_LABEL.healthyCall, (s) => s.summary.rl?.finalProbe.topOther ?? null,
@@ -298,12 +302,14 @@ export function stateTable(store: ResultsStore): ReportTable {
   const exps = byGroup(store, 'method');
   const extract: Record<string, Extract> = {};
   for (const k of STRUCTURAL_STATES) extract[`eval ${STATE_LABEL[k]}`] = (_e, s) => s.summary.eval.id?.states[k];
-  for (const k of STRUCTURAL_STATES) extract[`RL ${STATE_LABEL[k]}`] = (_e, s) => s.summary.rl?.finalStates[k];
+  for (const k of STRUCTURAL_STATES) extract[`RL ${STATE_LABEL[k]}`] = (_e, s) => lateStates(s)?.[k];
   return makeTable('table-states', 'Structural states of assistant messages (%)', exps, Object.keys(extract), extract,
     BY_LABEL,
-    ['eval = greedy messages of the final ID evaluation; RL = sampled messages of the last 5 RL steps (— for runs without RL).',
-      'healthy call: a well-formed tool call; healthy response: plain text; pollution: calls or tags mixed with text; ' +
-      'full collapse: degenerate control-token output such as <tool_call> then <|im_end|>.']);
+    ['eval = greedy messages of the final ID evaluation, as classified when the run was made (runs made before repetition ' +
+      'loops were full collapse count a loop as a healthy response there); RL = ' + LATE_STATES_NOTE + ' (— for runs without RL).',
+      'healthy call: a well-formed tool call; healthy response: plain text; pollution: calls or tags mixed with text, call JSON ' +
+      'without tags, malformed calls; full collapse: degenerate output (an empty message, a bare <tool_call>, only or repeated ' +
+      'tags, a repetition loop).']);
 }
 
 /**
@@ -387,14 +393,14 @@ export function collapseRateTable(store: ResultsStore): ReportTable {
     'ID average': (_e, s) => idAverage(s.summary),
     'peak val': (_e, s) => s.summary.rl?.peakValAccuracy,
     'final val': (_e, s) => s.summary.rl?.finalValAccuracy,
-    'RL full collapse': (_e, s) => s.summary.rl?.finalStates.fullCollapse,
-    'RL healthy call': (_e, s) => s.summary.rl?.finalStates.healthyCall,
+    'RL full collapse': (_e, s) => lateStates(s)?.fullCollapse,
+    'RL healthy call': (_e, s) => lateStates(s)?.healthyCall,
   };
   const lr = formatLr(COLLAPSE_LR);
   const t = makeTable('table-collapse-rate', `Supervisory signals at the collapse rate (lr ${lr})`, exps, Object.keys(extract), extract,
     { column: 'method', cell: collapseRateLabel },
     [`Every row trains at lr ${lr}, where vanilla RL collapses; Table 1's rows train at the main rate.`,
-      'RL full collapse / healthy call = shares of the sampled messages of the last 5 RL steps.', collapseNote(start)]);
+      `RL full collapse / healthy call = ${LATE_STATES_NOTE}`, collapseNote(start)]);
   insertIntervalColumns(t, exps, store, 'id', ID_COLUMNS, 'ID average', 'ID average', baseline[0]?.spec.name ?? '', `vanilla RL lr ${lr}`);
   insertPerSeedColumn(t, exps, 'collapse step', 'RL full collapse', (s, e) => collapseVsStart(s, e, start), collapseCell);
   if (t.raw.length) t.notes.splice(1, 0, INTERVAL_NOTE);
@@ -402,7 +408,7 @@ export function collapseRateTable(store: ResultsStore): ReportTable {
 }
 
 /** What the SFT dose check is read against: the base and FCL-SFT at the paper's epochs. */
-const DOSE_BASELINES = ['base-model', 'fcl-sft'];
+const DOSE_BASELINES = ['base-model', 'fcl-sft', 'instruct-wide'];
 
 /**
  * The SFT dose check (group 'sft-dose'): FCL-SFT at the paper's epochs and at more, beside the base. The paper's
