@@ -59,7 +59,7 @@ test('GRPO lifts the sampled reward of a half-learned training task by >= 0.15 i
   const trainer = new GRPOTrainer({ model, ref: null, tokenizer: tok, trainTasks: [task], valTasks: [task], config });
   const tensors = tf.memory().numTensors;
   const rewards: number[] = [];
-  for (let s = 0; s < config.steps; s++) rewards.push(trainer.step().reward);
+  for (let s = 0; s < config.steps; s++) rewards.push(trainer.step().record.reward);
   assert.equal(tf.memory().numTensors, tensors, 'GRPO steps leaked tensors');
   const end = sampledReward(model, task, 64);
   assert.ok(end - start >= 0.15, `sampled reward ${start.toFixed(3)} -> ${end.toFixed(3)} (per-step rollout rewards ${rewards.map((r) => r.toFixed(2)).join(' ')})`);

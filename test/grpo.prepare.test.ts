@@ -13,7 +13,8 @@ import { sampleToken, readProbs } from '../lib/train/sampling';
 import { entropyFromLogits } from '../lib/model/logprobs';
 import { AdamW, disposeGrads } from '../lib/train/optim';
 import { probeTokenIds } from '../lib/diagnostics/probe';
-import { disposeMiniBatches, prefixContext, prepareMiniBatches, probePositions } from '../lib/train/grpo/prepare';
+import { Prepared, disposeMiniBatches, prefixContext, prepareMiniBatches } from '../lib/train/grpo/prepare';
+import { probePositions, splitReadRequest } from '../lib/train/grpo/instruments';
 import { scoreBatch } from '../lib/train/grpo/scoring';
 import { miniBatchGrads, updateMiniBatch } from '../lib/train/grpo/update';
 import { grpoAdvantages } from '../lib/train/grpo/advantages';
@@ -56,10 +57,11 @@ test('sampleToken reports the untempered log-prob and entropy; readProbs the pro
 });
 
 /**
- * Rollouts of a tiny model: 2 tasks x group 4, rollout 0 of each group scripted (OPS), rollout 1 marked as
- * hinted. Every sampled message is forced to open with `<tool_call>\n`, so each has a probe position.
+ * Rollouts of a tiny model: 2 tasks x group 4, rollout 0 of each group scripted (OPS), rollout 1 marked for a
+ * scoring pass as a hinted one is. Every sampled message is forced to open with `<tool_call>\n`, so each has a probe
+ * position.
  */
-function stepRollouts(model: ReturnType<typeof tinyModel>): { trajs: Trajectory[]; hinted: boolean[]; adv: number[] } {
+function stepRollouts(model: ReturnType<typeof tinyModel>): { trajs: Trajectory[]; adv: number[] } {
   const tok = tokenizer();
   const ts = tasks('train').slice(0, 2);
   const episodes = ts.flatMap((t) => Array.from({ length: 4 }, () => new Episode(t)));
@@ -70,29 +72,37 @@ function stepRollouts(model: ReturnType<typeof tinyModel>): { trajs: Trajectory[
     scripts: episodes.map((e, i) => (i % 4 === 0 ? { messages: teacherAssistantMessages(e.task) } : undefined)),
     probeRead: { prefix: [tok.id(TOOL_CALL_OPEN), tok.id('\n')], tokens: probeTokenIds(tok) },
   });
-  const hinted = trajs.map((_, i) => i % 4 === 1);
+  trajs.forEach((t, i) => { if (i % 4 === 1) t.rescore = true; });
+  assert.ok(trajs.every((t, i) => t.rescore === (i % 4 < 2)), 'scripted rows need a scoring pass by themselves');
   assert.ok(trajs.some((t) => t.reward === 1), 'the scripted ground truth passes: the groups have an advantage');
-  return { trajs, hinted, adv: grpoAdvantages(trajs.map((t) => t.reward), 4) };
+  return { trajs, adv: grpoAdvantages(trajs.map((t) => t.reward), 4) };
+}
+
+/** The split's reads of every rollout: the scoring pass's for re-scored rows, the sampler's for the others. */
+function splitReads(trajs: Trajectory[], prep: Prepared, request: ReturnType<typeof splitReadRequest>) {
+  return trajs.flatMap((t, b) => request.positions(t).map((i) => {
+    const r = (prep.reads.get(b) ?? t.probeReads).find((x) => x.index === i)!;
+    return { sampled: t.ids[i], probs: r.probs, top: r.topOther.id };
+  }));
 }
 
 for (const share of [false, true]) {
 test(`old log-probs, entropies and probe reads from the sampler match a scoring pass; scripted and hinted rows are scored (sharePrompts ${share})`, () => {
   const tok = tokenizer();
   const model = tinyModel(5);
-  const { trajs, hinted, adv } = stepRollouts(model);
+  const { trajs, adv } = stepRollouts(model);
   const n0 = tf.memory().numTensors;
-  const probeIds = probeTokenIds(tok);
-  const prepare = (h: boolean[]) => prepareMiniBatches({ model, ref: null, trajs, advantages: adv, hinted: h, groupSize: 4,
-    promptsPerMiniBatch: 1, maxContext: 700, microBatchTokens: share ? 300 : 600, sharePrompts: share, openId: tok.id(TOOL_CALL_OPEN), newlineId: tok.id('\n'), probeIds });
-  const scoredAll = prepare(hinted.map(() => true)); // every row through a scoring pass: the reference
-  const prep = prepare(hinted);
+  const request = splitReadRequest(tok, probeTokenIds(tok), 700);
+  const prepare = (rows: Trajectory[]) => prepareMiniBatches({ model, ref: null, trajs: rows, advantages: adv, groupSize: 4,
+    promptsPerMiniBatch: 1, maxContext: 700, microBatchTokens: share ? 300 : 600, sharePrompts: share, reads: request });
+  const allScored = trajs.map((t) => ({ ...t, rescore: true }));
+  const scoredAll = prepare(allScored); // every row through a scoring pass: the reference
+  const prep = prepare(trajs);
   assert.equal(scoredAll.rescored, 8);
   assert.equal(prep.rescored, 4, 'the scripted and the hinted rollouts');
   // the sampler read every probe position of the sampled rollouts
   trajs.forEach((t, i) => {
-    if (i % 4 > 1) {
-      assert.deepEqual(probePositions(t, tok.id(TOOL_CALL_OPEN), tok.id('\n'), 700), t.probeReads.map((r) => r.index));
-    }
+    if (i % 4 > 1) assert.deepEqual(probePositions(t, tok.id(TOOL_CALL_OPEN), tok.id('\n'), 700), t.probeReads.map((r) => r.index));
   });
   assert.ok(prep.minibatches.every((mb) => mb.micro.length >= 2), 'the budget cut each mini-batch');
   let maxDiff = 0;
@@ -105,7 +115,7 @@ test(`old log-probs, entropies and probe reads from the sampler match a scoring 
     for (const m of mb.micro) {
       const s = scoreBatch(model, m.batch, [], [], true, prefixContext(mb, m, kv));
       const [o, l, e] = [m.old.arraySync(), s.logp.arraySync(), s.entropies!.arraySync()];
-      o.forEach((x, k) => { if (!(Math.abs(x - l[k]) < 1)) console.log("DBG", k, x, l[k], o.length, l.length, m.batch.length, mb.prefix?.lens); maxDiff = Math.max(maxDiff, Math.abs(x - l[k])); entSum += e[k]; count++; });
+      o.forEach((x, k) => { maxDiff = Math.max(maxDiff, Math.abs(x - l[k])); entSum += e[k]; count++; });
       tf.dispose([s.logp, s.entropies!]);
     }
     for (const l of kv ?? []) tf.dispose([l.kT, l.v]);
@@ -114,12 +124,11 @@ test(`old log-probs, entropies and probe reads from the sampler match a scoring 
   assert.ok(maxDiff < 1e-5, `old log-probs differ from scoring by ${maxDiff}`);
   assert.ok(Math.abs(prep.entropy - entSum / count) < 1e-5, `entropy ${prep.entropy} vs ${entSum / count}`);
   // probe reads: one per probe position, each a probability vector like the scoring pass's
-  const positions = trajs.reduce((a, t) => a + probePositions(t, tok.id(TOOL_CALL_OPEN), tok.id('\n'), 700).length, 0);
-  assert.ok(positions >= 6, `${positions} probe positions`);
-  assert.deepEqual(prep.split.sampled, scoredAll.split.sampled);
-  assert.deepEqual(prep.split.advantages, scoredAll.split.advantages);
-  prep.split.probs.forEach((p, i) => p.forEach((x, k) => assert.ok(Math.abs(x - scoredAll.split.probs[i][k]) < 1e-5)));
-  assert.deepEqual(prep.split.topOthers.map((t) => t.id), scoredAll.split.topOthers.map((t) => t.id));
+  const [mine, ref] = [splitReads(trajs, prep, request), splitReads(allScored, scoredAll, request)];
+  assert.ok(mine.length >= 6, `${mine.length} probe positions`);
+  assert.deepEqual(mine.map((r) => r.sampled), ref.map((r) => r.sampled));
+  mine.forEach((r, i) => r.probs.forEach((x, k) => assert.ok(Math.abs(x - ref[i].probs[k]) < 1e-5)));
+  assert.deepEqual(mine.map((r) => r.top), ref.map((r) => r.top));
   assert.ok(Math.abs(prep.entropy - scoredAll.entropy) < 1e-5);
   disposeMiniBatches(prep.minibatches);
   disposeMiniBatches(scoredAll.minibatches);
@@ -132,10 +141,10 @@ test('an update over micro-batches gives the loss and gradients of one padded ba
   const tok = tokenizer();
   const model = tinyModel(5);
   const ref = tinyModel(6);
-  const { trajs, hinted, adv } = stepRollouts(model);
+  const { trajs, adv } = stepRollouts(model);
   const run = (budget: number, share = false) => {
-    const prep = prepareMiniBatches({ model, ref, trajs, advantages: adv, hinted, groupSize: 4, promptsPerMiniBatch: 2,
-      maxContext: 700, microBatchTokens: budget, sharePrompts: share, openId: tok.id(TOOL_CALL_OPEN), newlineId: tok.id('\n'), probeIds: probeTokenIds(tok) });
+    const prep = prepareMiniBatches({ model, ref, trajs, advantages: adv, groupSize: 4, promptsPerMiniBatch: 2,
+      maxContext: 700, microBatchTokens: budget, sharePrompts: share });
     const n0 = tf.memory().numTensors;
     const r = miniBatchGrads(model, prep.minibatches[0], lossCfg);
     const grads = new Map([...r.grads].map(([k, g]) => [k, Array.from(g.dataSync())]));
@@ -165,8 +174,8 @@ test('an update over micro-batches gives the loss and gradients of one padded ba
   const many = run(500);
   // the optimizer step on top: a finite loss is applied, the gradients freed
   const opt = new AdamW(model.params());
-  const prep = prepareMiniBatches({ model, ref, trajs, advantages: adv, hinted, groupSize: 4, promptsPerMiniBatch: 2,
-    maxContext: 700, microBatchTokens: 500, sharePrompts: true, openId: tok.id(TOOL_CALL_OPEN), newlineId: tok.id('\n'), probeIds: probeTokenIds(tok) });
+  const prep = prepareMiniBatches({ model, ref, trajs, advantages: adv, groupSize: 4, promptsPerMiniBatch: 2,
+    maxContext: 700, microBatchTokens: 500, sharePrompts: true });
   const n0 = tf.memory().numTensors;
   const u = updateMiniBatch(model, opt, prep.minibatches[0], lossCfg, 1e-2, { stepNo: 1 });
   assert.equal(tf.memory().numTensors, n0, 'the update leaks nothing');
@@ -180,12 +189,12 @@ test('an update over micro-batches gives the loss and gradients of one padded ba
 test('entropyCoef subtracts entropyCoef x the token-mean entropy of the policy from the loss', () => {
   const tok = tokenizer();
   const model = tinyModel(5);
-  const { trajs, hinted, adv } = stepRollouts(model);
+  const { trajs, adv } = stepRollouts(model);
   const loss = (entropyCoef: number) => {
     const m = tinyModel(5);
     const opt = new AdamW(m.params());
-    const prep = prepareMiniBatches({ model: m, ref: null, trajs, advantages: adv, hinted, groupSize: 4, promptsPerMiniBatch: 2,
-      maxContext: 700, microBatchTokens: 800, sharePrompts: true, openId: tok.id(TOOL_CALL_OPEN), newlineId: tok.id('\n'), probeIds: probeTokenIds(tok) });
+    const prep = prepareMiniBatches({ model: m, ref: null, trajs, advantages: adv, groupSize: 4, promptsPerMiniBatch: 2,
+      maxContext: 700, microBatchTokens: 800, sharePrompts: true });
     const u = updateMiniBatch(m, opt, prep.minibatches[0], { ...lossCfg, entropyCoef }, 1e-2, { stepNo: 1 });
     disposeMiniBatches(prep.minibatches);
     opt.dispose();

@@ -15,7 +15,8 @@ import { Episode } from '../lib/envs/episode';
 import { makeHint } from '../lib/envs/hints';
 import { renderConversation, ASSISTANT_PREFIX } from '../lib/format/chat';
 import { rollout } from '../lib/train/rollout';
-import { replacePrompt } from '../lib/train/grpo/trainer';
+import { disposeMiniBatches, prepareMiniBatches } from '../lib/train/grpo/prepare';
+import { LogitMask, Trajectory } from '../lib/train/trajectory';
 import { tokenizer, tasks, tinyModel, tmpDir } from './helpers';
 
 let baseDir = '';
@@ -62,14 +63,38 @@ test('HBG: hinted rollouts are trained on the hint-free prompt', async () => {
   const tok = tokenizer();
   const task = tasks('train')[0];
   const model = tinyModel(2);
-  const [t] = rollout(model, tok, [new Episode(task, { hint: makeHint(task) })], { rng: new Rng(1), config: { maxContext: 500, maxMessageTokens: 12 } });
-  const hinted = tok.decode(t.ids.slice(0, t.promptLength));
-  assert.ok(hinted.includes('Hint: '));
-  const contents = t.messages.map((m) => tok.decode(t.ids.slice(m.start, m.end)));
-  replacePrompt(t, tok.encode(renderConversation(new Episode(task).initialMessages()) + ASSISTANT_PREFIX));
-  assert.ok(!tok.decode(t.ids).includes('Hint: '));
-  assert.deepEqual(t.messages.map((m) => tok.decode(t.ids.slice(m.start, m.end))), contents);
-  assert.equal(t.ids.length, t.lossMask.length);
+  const config = { maxContext: 500, maxMessageTokens: 64 };
+  const [hinted] = rollout(model, tok, [new Episode(task, { hint: makeHint(task) })], { rng: new Rng(1), config });
+  // the trajectory holds the hint-free prompt from its first token, and needs a scoring pass for its old log-probs
+  assert.ok(!tok.decode(hinted.ids).includes('Hint: '));
+  assert.deepEqual(hinted.ids.slice(0, hinted.promptLength), tok.encode(renderConversation(new Episode(task).initialMessages()) + ASSISTANT_PREFIX));
+  assert.ok(hinted.rescore && hinted.messages.length > 0 && hinted.messages.every((m) => m.end <= hinted.ids.length));
+  // the same messages sampled without a hint: every sampled token forced to the hinted rollout's
+  const own = hinted.messages.map((m) => hinted.ids.slice(m.start, m.end));
+  let k = -1;
+  const all = Array.from({ length: tok.size }, (_, i) => i);
+  const force: LogitMask = (_row, soFar) => {
+    if (soFar.length === 0) k++;
+    return all.filter((i) => i !== own[k][soFar.length]);
+  };
+  const [plain] = rollout(model, tok, [new Episode(task)], { rng: new Rng(2), config, logitMask: force });
+  assert.ok(!plain.rescore);
+  for (const key of ['ids', 'lossMask', 'offPolicy', 'promptLength'] as const) assert.deepEqual(hinted[key], plain[key], key);
+  assert.deepEqual(hinted.messages.map((m) => [m.start, m.end, m.content]), plain.messages.map((m) => [m.start, m.end, m.content]));
+  // the training tensors: the hinted rollout's (scored on the hint-free context) equal the plain one's (the sampler's)
+  const prepare = (t: Trajectory) => prepareMiniBatches({ model, ref: null, trajs: [t], advantages: [0.5], groupSize: 1,
+    promptsPerMiniBatch: 1, maxContext: 500, microBatchTokens: 8192, sharePrompts: false });
+  const [ph, pp] = [prepare(hinted), prepare(plain)];
+  assert.equal(ph.rescored, 1);
+  assert.equal(pp.rescored, 0);
+  const [mh, mp] = [ph.minibatches[0].micro[0], pp.minibatches[0].micro[0]];
+  for (const key of ['inputs', 'targets', 'mask'] as const) assert.deepEqual(mh.batch[key].arraySync(), mp.batch[key].arraySync(), key);
+  assert.deepEqual(mh.batch.extras.adv.arraySync(), mp.batch.extras.adv.arraySync());
+  const [oh, op] = [mh.old.arraySync(), mp.old.arraySync()];
+  assert.equal(oh.length, op.length);
+  oh.forEach((x, i) => assert.ok(Math.abs(x - op[i]) < 1e-5, `old log-prob ${i}: ${x} vs ${op[i]}`));
+  disposeMiniBatches(ph.minibatches);
+  disposeMiniBatches(pp.minibatches);
   model.dispose();
   const r = await run('hbg', [{ kind: 'grpo', config: small, signal: { kind: 'hbg' } }]);
   assert.equal(r.metrics.filter((m) => m.phase === 'grpo').length, 2);

@@ -12,7 +12,7 @@ import { ExperimentSpec } from '../lib/experiments/spec';
 import { getPreset } from '../lib/experiments/presets';
 import { SweepJob, decideRuns, planJobs } from '../lib/experiments/plan';
 import { runSweep } from '../lib/experiments/sweep';
-import { SlurmConfig, planSlurm, shq } from '../lib/experiments/slurm';
+import { SlurmConfig, planSlurm, reportLog, shq, taskLog } from '../lib/experiments/slurm';
 import { Queue, SlurmCommand, formatStatus, readQueue, readSubmission, submissionActive, submissionStatus, submitPlan } from '../lib/experiments/slurm_queue';
 import { parseArgs, UsageError } from '../lib/cli/args';
 import { reproduceCommand } from '../lib/cli/reproduce';
@@ -87,7 +87,7 @@ test('planSlurm: a finished init without its checkpoint runs again, fresh, a lev
   assert.deepEqual(forced.arrays.map((a) => a.tasks.length), [2, 1]);
 });
 
-test('array script: directives, throttle, user lines; run as a task it starts the run in the repository root with its log', () => {
+test('array script: directives, throttle, user directives; run as a task it starts the run in the repository root with its log', () => {
   const root = tmpDir('slurm-script');
   const jobs = planJobs(PRESET, { specs: SPECS, root, seeds: [1], only: ['rl', 'sft'] });
   writeResumeState(jobs[1]); // sft#1 resumes, rl#1 starts afresh
@@ -96,15 +96,15 @@ test('array script: directives, throttle, user lines; run as a task it starts th
   const repo = tmpDir('slurm-repo');
   const plan = planSlurm(decideRuns(jobs, { specOf }), config(path.join(root, 'slurm'), {
     partition: 'short', time: '2:00:00', cpusPerTask: 2, maxConcurrent: 3, repoRoot: repo,
-    extraLines: ['export GREETING="hello world"', '#SBATCH --account=lab'],
+    extraLines: ['--mail-type=FAIL', '#SBATCH --account=lab'],
   }));
   const s = plan.arrays[0].script;
   const lines = s.split('\n');
-  for (const d of ['--array=0-1%3', '--cpus-per-task=2', '--partition=short', '--time=2:00:00', '--account=lab', '--job-name=toolrl-smoke-L0',
+  for (const d of ['--array=0-1%3', '--cpus-per-task=2', '--partition=short', '--time=2:00:00', '--account=lab', '--mail-type=FAIL',
+    '--job-name=toolrl-smoke-L0',
     `--output=${path.join(root, 'slurm', 'logs', 'level-0-%A_%a.out')}`]) assert.ok(lines.includes(`#SBATCH ${d}`), `${d} in\n${s}`);
   const firstCommand = lines.findIndex((l) => l && !l.startsWith('#'));
   assert.ok(lines.slice(firstCommand).every((l) => !l.startsWith('#SBATCH')), 'every directive before the first command (sbatch stops reading there)');
-  assert.ok(lines.indexOf('export GREETING="hello world"') < lines.indexOf('set -euo pipefail'), 'user lines run before set -u');
   assert.equal(spawnSync('bash', ['-n'], { input: s }).status, 0, 'bash parses the script');
 
   // a fake node that prints where and with what it was started
@@ -113,7 +113,7 @@ test('array script: directives, throttle, user lines; run as a task it starts th
   const file = path.join(root, 'level-0.sbatch');
   fs.writeFileSync(file, s);
   const task = (id: string) => spawnSync('bash', [file], { encoding: 'utf8',
-    env: { ...process.env, SLURM_ARRAY_TASK_ID: id, TOOLRL_NODE: fakeNode, TOOLRL_PARENT_PID: '1' } });
+    env: { ...process.env, SLURM_ARRAY_TASK_ID: id, TOOLRL_NODE: fakeNode, TOOLRL_PARENT_PID: '1', GREETING: 'hello world' } });
   for (const [id, job, mode] of [['0', jobs[0], '--force'], ['1', jobs[1], '--resume']] as const) {
     const r = task(id);
     assert.equal(r.status, 0, r.stderr);
@@ -177,7 +177,7 @@ test('reproduce: the Slurm options are checked before anything runs (exit 2), --
   usage(/--max-concurrent must be an integer >= 1, got 0/, '--slurm', '--max-concurrent', '0');
   usage(/--cpus-per-task must be an integer >= 1, got 1.5/, '--slurm', '--cpus-per-task', '1.5');
   usage(/give one/, '--slurm', '--slurm-status');
-  checkSlurmArgs(parse('--slurm', '--time', '1-12:00', '--partition', 'gpu-a100', '--sbatch-line', 'module load nodejs'));
+  checkSlurmArgs(parse('--slurm', '--time', '1-12:00', '--partition', 'gpu-a100', '--sbatch-line', '#SBATCH --account=lab'));
 
   const root = tmpDir('slurm-dry');
   const toolrl = (...argv: string[]) => spawnSync(process.execPath, [path.join('bin', 'toolrl.js'), 'reproduce', ...argv], { encoding: 'utf8' });
@@ -193,6 +193,65 @@ test('reproduce: the Slurm options are checked before anything runs (exit 2), --
   assert.match(r.stdout, /#SBATCH --array=0-0%3\n/);
   assert.match(r.stdout, /report --preset micro --regime instruct --results \S+ \|\| exit \$\?\n/);
   assert.deepEqual(fs.readdirSync(root), [], 'a dry run writes nothing');
+});
+
+/** `toolrl reproduce ...` from the repository root (bin/toolrl.js). */
+const reproduce = (...argv: string[]) => spawnSync(process.execPath, [path.join('bin', 'toolrl.js'), 'reproduce', ...argv], { encoding: 'utf8' });
+
+test('--sbatch-line takes directives only: "#SBATCH --x" or "--x" (with = or as the next word); anything else exits 2', () => {
+  const parse = (...argv: string[]) => parseArgs(reproduceCommand.spec, argv);
+  // a value starting with -- is the option's value, inline or as the next word
+  assert.deepEqual(parse('--slurm', '--sbatch-line=--account=lab', '--sbatch-line', '--mail-type=FAIL')['sbatch-line'],
+    ['--account=lab', '--mail-type=FAIL']);
+  const refusedLine = (line: string, re: RegExp) => assert.throws(() => checkSlurmArgs(parse('--slurm', '--sbatch-line', line)),
+    (e: Error) => e instanceof UsageError && /^--sbatch-line takes a Slurm directive, written "#SBATCH --account=lab" or "--account=lab"; /
+      .test(e.message) && re.test(e.message) && !e.message.includes('\n'));
+  refusedLine('module load nodejs', /"module load nodejs" is not one; shell set-up such as "module load" belongs in the environment/);
+  refusedLine('account=lab', /is not one/);
+  refusedLine('#SBATCH account=lab', /is not one/);
+  refusedLine('-A lab', /is not one/);
+  refusedLine('--account=lab\nmodule load nodejs', /holds a line break/);
+  refusedLine('--output=/elsewhere/%j.out', /sets --output, which the scripts set themselves/);
+  assert.throws(() => planSlurm([], config(tmpDir('slurm-lines'), { extraLines: ['module load nodejs'] })), /extra sbatch line "module load nodejs" is not one/);
+
+  // the command line: both spellings land among the directives, before the first command; a shell line exits 2, one line
+  const root = tmpDir('slurm-lines');
+  const study = ['--slurm', '--dry-run', '--preset', 'micro', '--only', 'vanilla-rl', '--results', root];
+  const r = reproduce(...study, '--sbatch-line=--account=lab', '--sbatch-line', '--mail-type=FAIL', '--sbatch-line', '#SBATCH --qos=low');
+  assert.equal(r.status, 0, r.stderr);
+  for (const script of r.stdout.split('\n==> ').slice(1)) {
+    const lines = script.split('\n');
+    const first = lines.findIndex((l, i) => i > 0 && l && !l.startsWith('#'));
+    for (const d of ['#SBATCH --account=lab', '#SBATCH --mail-type=FAIL', '#SBATCH --qos=low']) {
+      const at = lines.indexOf(d);
+      assert.ok(at > 0 && at < first, `${d} among the directives of\n${script}`);
+    }
+    assert.ok(!lines.includes('--account=lab'), 'not a shell line');
+  }
+  const bad = reproduce(...study, '--sbatch-line', 'module load nodejs');
+  assert.equal(bad.status, 2, bad.stderr);
+  assert.equal(bad.stderr.split('\n').filter(Boolean).length, 1, bad.stderr);
+  assert.match(bad.stderr, /^toolrl reproduce: error: --sbatch-line takes a Slurm directive, written "#SBATCH --account=lab" or "--account=lab"; /);
+  assert.deepEqual(fs.readdirSync(root), [], 'nothing written');
+});
+
+test('a results path holding % is escaped as %% in every #SBATCH --output (the %A_%a and %j patterns kept); a backslash exits 2', () => {
+  const root = path.join(tmpDir('slurm-pct'), 'res%x%j%A');
+  const r = reproduce('--slurm', '--dry-run', '--preset', 'micro', '--only', 'vanilla-rl,fcl-sft-rl', '--results', root);
+  assert.equal(r.status, 0, r.stderr);
+  const logs = path.join(path.resolve(root), 'micro', 'slurm', 'logs').replace(/%/g, '%%');
+  const outputs = r.stdout.split('\n').filter((l) => l.startsWith('#SBATCH --output='));
+  assert.deepEqual(outputs, [`#SBATCH --output=${logs}/level-0-%A_%a.out`, `#SBATCH --output=${logs}/level-1-%A_%a.out`,
+    `#SBATCH --output=${logs}/report-%j.out`]);
+  // what sbatch makes of the pattern (%% -> %, %A/%a/%j filled in) is where --slurm-status looks (taskLog, reportLog)
+  const expand = (p: string, ids: Record<string, string>) => p.replace(/%(%|A|a|j)/g, (_m, c: string) => (c === '%' ? '%' : ids[c]));
+  const dir = path.join(path.resolve(root), 'micro', 'slurm');
+  assert.equal(expand(outputs[0].slice('#SBATCH --output='.length), { A: '41', a: '0' }), taskLog(dir, 0, '41', 0));
+  assert.equal(expand(outputs[2].slice('#SBATCH --output='.length), { j: '43' }), reportLog(dir, '43'));
+  assert.ok(!fs.existsSync(root), 'a dry run writes nothing');
+  const bs = reproduce('--slurm', '--dry-run', '--preset', 'micro', '--only', 'vanilla-rl', '--results', path.join(tmpDir('slurm-bs'), 'a\\b'));
+  assert.equal(bs.status, 2, bs.stderr);
+  assert.match(bs.stderr, /^toolrl reproduce: error: --results \S+a\\b: a path with a backslash cannot hold the Slurm logs/);
 });
 
 // ---- against a real Slurm ----
@@ -224,7 +283,7 @@ describe('against a single-node Slurm on localhost', { timeout: 20 * 60 * 1000 }
       return;
     }
     const env = cluster.env;
-    const root = path.join(cluster.dir, 'results');
+    const root = path.join(cluster.dir, 'res%x%j', 'results'); // a % that sbatch would expand in --output unless escaped
     const local = path.join(cluster.dir, 'local');
     const toolrl = (...argv: string[]) => spawnSync(process.execPath, [path.join('bin', 'toolrl.js'), 'reproduce', '--preset', 'micro',
       '--only', ONLY.join(','), '--no-png', '--backend', 'wasm', ...argv], { encoding: 'utf8', env });
@@ -260,6 +319,7 @@ describe('against a single-node Slurm on localhost', { timeout: 20 * 60 * 1000 }
     assert.deepEqual(status.map((x) => `${x.config} ${x.status} ${x.slurm}`), ['vanilla-rl failed CANCELLED', 'fcl-sft finished COMPLETED',
       'fcl-sft-rl failed CANCELLED DependencyNeverSatisfied']);
     assert.ok(!fs.existsSync(path.join(job('vanilla-rl').out, 'summary.json')), 'vanilla-rl was cancelled before it finished');
+    for (const x of status.slice(0, 2)) assert.ok(fs.existsSync(x.slurmLog), `${x.config}: its Slurm log is where --slurm-status says, ${x.slurmLog}`);
     const report1 = fs.readFileSync(path.join(dir, 'logs', `report-${sub.report!.jobId}.out`), 'utf8');
     assert.match(report1, /FAILED vanilla-rl seed 1 \(array \d+ task 0, CANCELLED\): log \S+vanilla-rl\/seed-1\/run\.log, slurm log \S+level-0-\d+_0\.out/);
     const st = toolrl('--slurm-status', '--results', root);

@@ -71,7 +71,7 @@ export function benchGrpoStep(model: GPT, ref: GPT | null, tokenizer: Tokenizer,
       let rec: GRPOStepRecord;
       let ms: PhaseTimes;
       try {
-        rec = trainer.step();
+        rec = trainer.step().record;
       } finally {
         ms = stopPhaseClock();
       }

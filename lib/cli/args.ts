@@ -17,6 +17,8 @@ export interface OptionSpec {
   choices?: string[];
   help: string;
   default?: string | number | boolean;
+  /** The value may itself start with `--` (`--sbatch-line --account=lab`): the next word is taken whatever it is. */
+  dashValue?: boolean;
 }
 
 export interface CommandSpec {
@@ -87,7 +89,7 @@ export function parseArgs(spec: CommandSpec, argv: string[]): ParsedArgs {
       continue;
     }
     const value = inline ?? argv[++i];
-    if (value === undefined || (inline === undefined && value.startsWith('--'))) {
+    if (value === undefined || (inline === undefined && value.startsWith('--') && !opt.dashValue)) {
       throw new UsageError(`--${key} needs a value`);
     }
     if (opt.kind === 'number') {

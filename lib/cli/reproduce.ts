@@ -10,12 +10,13 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { Command, UsageError, parseSeed } from './args';
 import { EXIT_HELP } from '../util/errors';
-import { PRESETS, getPreset } from '../experiments/presets';
-import { DEFAULT_RESULTS_ROOT } from '../experiments/store';
+import { PRESETS, Preset, getPreset } from '../experiments/presets';
+import { DEFAULT_RESULTS_ROOT, isDefaultResultsRoot } from '../experiments/store';
 import { DEFAULT_REGIME, REGIMES } from '../experiments/regimes';
 import type { BuiltReport } from '../report/build';
 import type { ReportTable } from '../report/tables';
 import { childPath } from '../experiments/plan';
+import { shq } from '../experiments/slurm';
 import { SLURM_OPTIONS, checkSlurmArgs, slurmReproduce, slurmStatus } from './slurm';
 
 // The report modules load danfojs (and with it TensorFlow.js, ~3 s): import them only when a command
@@ -27,12 +28,41 @@ function reportDir(args: Record<string, unknown>, preset: string, root: string):
   return (args.out as string | undefined) ?? path.join(root, preset, 'report');
 }
 
-/** The tables the terminal shows: Table 1, Table 2, and the LR sweep and capability probe when they have rows. */
-async function printTables(built: BuiltReport, out: string): Promise<void> {
+/** The command that fills `preset`'s store, as the user would type it: with the --results they gave. */
+function reproduceHint(preset: Preset, root: string): string {
+  const regime = preset.regime.name === DEFAULT_REGIME ? '' : ` --regime ${preset.regime.name}`;
+  const results = isDefaultResultsRoot(root) ? '' : ` --results ${shq(root)}`;
+  return `npx toolrl reproduce --preset ${preset.name}${regime}${results}`;
+}
+
+/**
+ * Throw when the store holds no finished run (a <config>/seed-<n>/summary.json, as the report counts them),
+ * naming the command that makes one; the report's own message cannot know the --results it was given.
+ */
+function requireFinishedRun(preset: Preset, root: string): void {
+  const store = path.join(root, preset.store);
+  const folders = (d: string) => fs.readdirSync(d, { withFileTypes: true }).filter((e) => e.isDirectory())
+    .map((e) => path.join(d, e.name));
+  const finished = (config: string) => folders(config).some((seed) => fs.existsSync(path.join(seed, 'summary.json')));
+  if (fs.existsSync(store) && folders(store).some(finished)) return;
+  throw new Error(`no finished runs under ${store} (no <config>/seed-<n>/summary.json): ` +
+    `\`${reproduceHint(preset, root)}\` makes them`);
+}
+
+/**
+ * The tables the terminal shows: Table 1, Table 2, and the LR sweep and capability probe when they have rows;
+ * then the run folders left out as unfinished (report.html lists them too: the terminal must not drop them silently).
+ */
+async function printTables(built: BuiltReport, out: string, storeDir: string): Promise<void> {
   const { toText } = await import('../report/render');
   for (const id of ['table1-id', 'table2-ood', 'table-lr', 'table-capability']) {
     const t = built.tables.find((x: ReportTable) => x.id === id);
     if (t) process.stdout.write('\n' + toText(t) + '\n');
+  }
+  const left = built.store.incomplete;
+  if (left.length) {
+    process.stdout.write(`\nnot finished, left out of the report: ${left.length} run folder(s) under ${storeDir}: ` +
+      `${left.join(', ')}\n`);
   }
   process.stdout.write(`\nreport: ${path.join(out, 'report.html')} (tables as CSV/Markdown under ${path.join(out, 'tables')})\n`);
 }
@@ -97,12 +127,13 @@ export const reproduceCommand: Command = {
     const { buildReport } = await loadBuild();
     let built: BuiltReport;
     try {
+      requireFinishedRun(preset, root);
       built = await buildReport(preset.store, out, { root, png: !args['no-png'] });
     } catch (e) {
       // with nothing finished there is no report; the failed runs are the news, not the empty store
       throw new Error(failed ? `${failed}; no report: ${(e as Error).message}` : (e as Error).message);
     }
-    await printTables(built, out);
+    await printTables(built, out, path.join(root, preset.store));
     if (failed) throw new Error(failed);
   },
 };
@@ -136,11 +167,12 @@ export const reportCommand: Command = {
     const out = reportDir(args, preset.store, root);
     const store = path.join(root, preset.store);
     if (!fs.existsSync(store)) {
-      const regime = preset.regime.name === DEFAULT_REGIME ? '' : ` --regime ${preset.regime.name}`;
-      throw new UsageError(`--results ${root}: no results store ${store} (toolrl reproduce --preset ${preset.name}${regime} makes it)`);
+      throw new UsageError(`--results ${root}: no results store ${store} (\`${reproduceHint(preset, root)}\` ` +
+        'makes it)');
     }
+    requireFinishedRun(preset, root);
     const { buildReport } = await loadBuild();
     const built = await buildReport(preset.store, out, { root, png: !args['no-png'] });
-    await printTables(built, out);
+    await printTables(built, out, store);
   },
 };

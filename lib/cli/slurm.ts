@@ -7,7 +7,7 @@ import * as path from 'path';
 import { OptionSpec, ParsedArgs, UsageError } from './args';
 import { Preset } from '../experiments/presets';
 import { SweepJob, childPath, decideRuns } from '../experiments/plan';
-import { SLURM_TIME, SlurmConfig, planSlurm } from '../experiments/slurm';
+import { DIRECTIVE_FORM, SLURM_TIME, SlurmConfig, planSlurm, sbatchDirective } from '../experiments/slurm';
 import { SlurmCommand, formatStatus, readQueue, readSubmission, sbatchArgs, slurmCommand, submissionActive, submissionFile,
   submissionStatus, submitPlan, waitFor } from '../experiments/slurm_queue';
 import { lockHolder } from '../util/lock';
@@ -21,7 +21,8 @@ export const SLURM_OPTIONS: Record<string, OptionSpec> = {
   time: { kind: 'string', help: 'with --slurm: sbatch --time of each run, e.g. 2:00:00' },
   'cpus-per-task': { kind: 'number', help: 'with --slurm: sbatch --cpus-per-task', default: 1 },
   'max-concurrent': { kind: 'number', help: 'with --slurm: at most this many tasks of one array at once (--array=...%K)' },
-  'sbatch-line': { kind: 'list', help: 'with --slurm: an extra script line, e.g. "#SBATCH --account=lab" or "module load nodejs" (repeatable)' },
+  'sbatch-line': { kind: 'list', dashValue: true,
+    help: 'with --slurm: a Slurm directive, "#SBATCH --account=lab" or --account=lab (repeatable; no shell lines)' },
 };
 
 /** Seconds between two looks at the queue under --wait. */
@@ -45,7 +46,24 @@ export function checkSlurmArgs(args: ParsedArgs): void {
   if (args.partition !== undefined && !/^[A-Za-z0-9_.,-]+$/.test(args.partition as string)) {
     throw new UsageError(`--partition "${args.partition}" is not a partition name (letters, digits, _ . , -)`);
   }
-  for (const l of args['sbatch-line'] as string[]) if (!l.trim() || /[\r\n]/.test(l)) throw new UsageError(`--sbatch-line must be one non-empty line, got ${JSON.stringify(l)}`);
+  for (const l of args['sbatch-line'] as string[]) checkDirective(l);
+  if (args.slurm) checkSlurmRoot(args.results as string);
+}
+
+/** One --sbatch-line: a directive, or a refusal naming the flag and the form (shell set-up has its own place). */
+function checkDirective(line: string): void {
+  const d = sbatchDirective(line);
+  if (!('error' in d)) return;
+  // a shell command is the likely mistake (the old meaning of the flag): say where set-up goes instead
+  const shell = d.error === 'is not one' ? '; shell set-up such as "module load" belongs in the environment sbatch ' +
+    'passes on or in a TOOLRL_NODE wrapper (docs/slurm.md)' : '';
+  throw new UsageError(`--sbatch-line takes ${DIRECTIVE_FORM}; ${JSON.stringify(line)} ${d.error}${shell}`);
+}
+
+/** A results root sbatch can name in --output: a backslash would turn off its %A_%a (docs/slurm.md). */
+function checkSlurmRoot(root: string): void {
+  if (!path.resolve(root).includes('\\')) return;
+  throw new UsageError(`--results ${root}: a path with a backslash cannot hold the Slurm logs (no %A_%a expanded)`);
 }
 
 /** Folder of a store's scripts, submission record and Slurm logs. */

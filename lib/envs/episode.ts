@@ -70,6 +70,12 @@ export class Episode {
     return this.msgs.slice(0, 2).map((m) => ({ ...m }));
   }
 
+  /** The same without the hint: the context an HBG rollout is trained on (the hint exists while sampling only). */
+  unhintedMessages(): Message[] {
+    if (this.hint === undefined) return this.initialMessages();
+    return [{ role: 'system', content: renderSystemPrompt(this.task.tools, { syntax: this.syntax }) }, { ...this.msgs[1] }];
+  }
+
   get done(): boolean {
     return this.finished;
   }

@@ -18,7 +18,7 @@ import { AdamWState } from '../train/optim';
 import { GRPOTrainer, TrainerState } from '../train/grpo/trainer';
 import { MetricRecord, MetricsLog } from '../train/metrics';
 import { readJsonFile, writeJsonAtomic } from '../util/atomic';
-import { writing } from '../util/errors';
+import { EXIT, InputError, Refusal, writing } from '../util/errors';
 import { keepFirstBytes, keepFirstRecords } from '../util/jsonl';
 import { RunIdentity, describeIdentity, identityDiff, resumeDir } from './store';
 
@@ -139,8 +139,21 @@ interface SavedState {
   stateFile: string;
 }
 
-/** Read and check a state folder (out/resume/ or a branch point), naming the file when it is damaged. */
+/**
+ * Read and check a state folder (out/resume/ or a branch point). A damaged one is a bad input file: an
+ * InputError (exit 2) naming the file; an I/O error (EIO, EACCES) stays a failure while working (exit 1).
+ */
 export function readStateFolder(dir: string, tok: Tokenizer): SavedState {
+  try {
+    return readStateFiles(dir, tok);
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    const damaged = err instanceof Error && !(err instanceof Refusal) && typeof err.code !== 'string';
+    throw damaged ? new InputError(err.message) : e;
+  }
+}
+
+function readStateFiles(dir: string, tok: Tokenizer): SavedState {
   const stateFile = path.join(dir, 'state.json');
   const meta = readJsonFile<ResumeMeta>(stateFile, 'resume state');
   checkMeta(meta, stateFile);
@@ -189,7 +202,8 @@ export function asResumeState(s: SavedState, trimLogs: (metrics: MetricsLog, kep
 export function loadResumeState(out: string, tok: Tokenizer, identity: RunIdentity): ResumeState {
   const dir = resumeDir(out);
   if (dir === null) {
-    throw new Error(`--resume: no resume state in ${path.join(out, 'resume')} (a run saves one every checkpointEvery RL steps)`);
+    throw new Refusal(`--resume: no resume state in ${path.join(out, 'resume')} ` +
+      '(a run saves one every checkpointEvery RL steps)', EXIT.cannotResume);
   }
   const saved = readStateFolder(dir, tok);
   const { meta, stateFile } = saved;
@@ -197,15 +211,17 @@ export function loadResumeState(out: string, tok: Tokenizer, identity: RunIdenti
     // written before resume states recorded their run: the caller has checked run.json, which must exist
     if (!fs.existsSync(path.join(out, 'run.json'))) {
       saved.model.dispose();
-      throw new Error(`${stateFile} records no run identity and ${out} has no run.json: cannot tell whose state it is`);
+      throw new Refusal(`${stateFile} records no run identity and ${out} has no run.json: ` +
+        'cannot tell whose state it is', EXIT.cannotResume);
     }
     process.stderr.write(`note: ${stateFile} predates run identities; checked against run.json only\n`);
   }
   const diff = meta.identity ? identityDiff(meta.identity, identity) : [];
   if (diff.length) {
     saved.model.dispose();
-    throw new Error(`--resume: ${stateFile} belongs to another run (${describeIdentity(meta.identity as RunIdentity)}), ` +
-      `not to this one (${describeIdentity(identity)}): ${diff.join('; ')}`);
+    const theirs = describeIdentity(meta.identity as RunIdentity);
+    throw new Refusal(`--resume: ${stateFile} belongs to another run (${theirs}), ` +
+      `not to this one (${describeIdentity(identity)}): ${diff.join('; ')}`, EXIT.cannotResume);
   }
   return asResumeState(saved, (metrics, kept) => {
     const file = metrics.file as string;

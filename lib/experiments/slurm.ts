@@ -30,7 +30,7 @@ export interface SlurmConfig {
   cpusPerTask?: number;
   /** The `%K` of --array: at most this many tasks of one array at once. */
   maxConcurrent?: number;
-  /** Extra lines for every script: `#SBATCH ...` lines join the directives, others run before the work (e.g. `module load nodejs`). */
+  /** Extra Slurm directives for every script: `#SBATCH --account=lab` or `--account=lab` (sbatchDirective). */
   extraLines?: string[];
   /** Extra `toolrl run` arguments (e.g. --backend wasm). */
   runArgs?: string[];
@@ -74,6 +74,33 @@ export function shq(s: string): string {
 /** Slurm's --time formats: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS. */
 export const SLURM_TIME = /^(\d+(:\d{1,2}){0,2}|\d+-\d{1,2}(:\d{1,2}){0,2})$/;
 
+/** How --sbatch-line is written: what its refusal names. */
+export const DIRECTIVE_FORM = 'a Slurm directive, written "#SBATCH --account=lab" or "--account=lab"';
+
+/** Directives the scripts set themselves: --slurm-status reads the logs at --output, each task is its --array index. */
+const OWN_DIRECTIVES = ['--array', '--output'];
+
+/**
+ * An extra line as the #SBATCH directive it is (`#SBATCH ` added to a bare `--option`), or why it is not one.
+ * Shell lines are refused, not run: run before the script's own set-up they failed quietly ("command not found"
+ * in a log nobody reads), and set-up belongs in the environment sbatch passes on or a TOOLRL_NODE wrapper.
+ */
+export function sbatchDirective(line: string): { directive: string } | { error: string } {
+  if (/[\r\n]/.test(line)) return { error: 'holds a line break' };
+  const bare = line.trim().replace(/^#SBATCH[ \t]+/, '');
+  if (!/^--[A-Za-z]/.test(bare)) return { error: 'is not one' };
+  const option = bare.split(/[=\s]/)[0];
+  if (OWN_DIRECTIVES.includes(option)) return { error: `sets ${option}, which the scripts set themselves` };
+  return { directive: `#SBATCH ${bare}` };
+}
+
+/**
+ * `p` as a literal in an sbatch file name: sbatch expands %x, %j, %A, %a ... in --output and reads %% as one %,
+ * so a results path holding a % would otherwise send the logs elsewhere. A backslash would turn every
+ * expansion off (the deliberate %A_%a too): refused where the plan is made.
+ */
+export const slurmLiteral = (p: string): string => p.replace(/%/g, '%%');
+
 /** The log file of an array task (sbatch --output with %A and %a filled in). */
 export function taskLog(dir: string, level: number, jobId: string, index: number): string {
   return path.join(dir, 'logs', `level-${level}-${jobId}_${index}.out`);
@@ -99,9 +126,11 @@ export function levels(decisions: RunDecision[]): Map<SweepJob, number> {
   return level;
 }
 
-/** The directives and set-up every script shares: the user's #SBATCH lines join the directives, the rest runs first. */
+/**
+ * The directives and set-up every script shares, the user's directives last. `output` is an sbatch file name
+ * pattern: its literal parts went through slurmLiteral.
+ */
 function header(cfg: SlurmConfig, jobName: string, output: string, array?: string): { directives: string[]; setup: string[] } {
-  const extra = cfg.extraLines ?? [];
   const directives = [
     `#SBATCH --job-name=${shq(jobName)}`,
     ...(array ? [`#SBATCH --array=${array}`] : []),
@@ -109,10 +138,8 @@ function header(cfg: SlurmConfig, jobName: string, output: string, array?: strin
     ...(cfg.partition ? [`#SBATCH --partition=${shq(cfg.partition)}`] : []),
     ...(cfg.time ? [`#SBATCH --time=${cfg.time}`] : []),
     `#SBATCH --output=${shq(output)}`,
-    ...extra.filter((l) => /^#SBATCH\b/.test(l.trim())).map((l) => l.trim()),
+    ...(cfg.extraLines ?? []),
   ];
-  // the user's lines run before `set -u` (environment modules read unset variables)
-  const user = extra.filter((l) => !/^#SBATCH\b/.test(l.trim()));
   const setup = [
     `cd ${shq(cfg.repoRoot ?? REPO_ROOT)}`,
     '# no parent to watch: the submitting process is gone by the time this runs (commands.ts, parentWatch)',
@@ -120,13 +147,13 @@ function header(cfg: SlurmConfig, jobName: string, output: string, array?: strin
     '# the node that submitted, unless TOOLRL_NODE names another (e.g. TOOLRL_NODE=node after a module load)',
     `node=\${TOOLRL_NODE:-${shq(cfg.node ?? process.execPath)}}`,
   ];
-  return { directives: [...directives, ...user], setup };
+  return { directives, setup };
 }
 
 function arrayScript(cfg: SlurmConfig, level: number, tasks: SlurmTask[]): string {
   const throttle = cfg.maxConcurrent ? `%${cfg.maxConcurrent}` : '';
-  const { directives, setup } = header(cfg, `${cfg.name}-L${level}`, path.join(cfg.dir, 'logs', `level-${level}-%A_%a.out`),
-    `0-${tasks.length - 1}${throttle}`);
+  const log = path.join(slurmLiteral(cfg.dir), 'logs', `level-${level}-%A_%a.out`);
+  const { directives, setup } = header(cfg, `${cfg.name}-L${level}`, log, `0-${tasks.length - 1}${throttle}`);
   const cases = tasks.map((t) => `  ${t.index}) out=${shq(childPath(t.job.out))}; fresh=${t.action === 'fresh' ? 1 : 0}; ` +
     `args=(${t.args.map(shq).join(' ')}) ;;  # ${t.job.config} seed ${t.job.seed}${t.action === 'resume' ? ', resuming' : ''}`);
   return [
@@ -150,7 +177,8 @@ function arrayScript(cfg: SlurmConfig, level: number, tasks: SlurmTask[]): strin
 }
 
 function reportScript(cfg: SlurmConfig): string {
-  const { directives, setup } = header(cfg, `${cfg.name}-report`, path.join(cfg.dir, 'logs', 'report-%j.out'));
+  const log = path.join(slurmLiteral(cfg.dir), 'logs', 'report-%j.out');
+  const { directives, setup } = header(cfg, `${cfg.name}-report`, log);
   const toolrl = (args: string[]) => `"$node" --import tsx lib/cli/main.ts ${args.map(shq).join(' ')}`;
   return [
     '#!/bin/bash',
@@ -174,7 +202,12 @@ export function planSlurm(decisions: RunDecision[], config: SlurmConfig): SlurmP
     throw new Error(`maxConcurrent must be an integer >= 1, got ${cfg.maxConcurrent}`);
   }
   if (cfg.time !== undefined && !SLURM_TIME.test(cfg.time)) throw new Error(`time "${cfg.time}" is not in Slurm's format (e.g. 90, 4:00:00, 1-12:00)`);
-  for (const l of cfg.extraLines ?? []) if (/[\r\n]/.test(l)) throw new Error(`an extra sbatch line holds a line break: ${JSON.stringify(l)}`);
+  if (cfg.dir.includes('\\')) throw new Error(`the Slurm folder ${cfg.dir} holds a backslash: sbatch expands no %A_%a`);
+  cfg.extraLines = (cfg.extraLines ?? []).map((l) => {
+    const d = sbatchDirective(l);
+    if ('error' in d) throw new Error(`extra sbatch line ${JSON.stringify(l)} ${d.error}: give ${DIRECTIVE_FORM}`);
+    return d.directive;
+  });
   const level = levels(decisions);
   const byLevel: SlurmTask[][] = [];
   for (const d of decisions) {

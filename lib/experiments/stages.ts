@@ -16,6 +16,7 @@ import { buildArgPool } from '../envs/judge';
 import { trainSFT, defaultSFTConfig, SFTConfig } from '../train/sft';
 import { TrainingSequence } from '../train/encode';
 import { GRPOTrainer } from '../train/grpo/trainer';
+import { memorisationFields, rolloutRecord, validationFields } from '../train/grpo/instruments';
 import { SyncSignal } from '../train/grpo/signal';
 import { defaultGRPOConfig, GRPOConfig } from '../train/grpo/config';
 import { opsSignal } from '../train/signals/ops';
@@ -152,11 +153,8 @@ export async function runGRPO(ctx: RunContext, si: number, stage: Extract<StageS
   const trainer = new GRPOTrainer({
     model: ctx.model, ref, tokenizer: ctx.tok, trainTasks: ctx.trainTasks, valTasks: ctx.valTasks, config: cfg,
     signal: buildSignal(stage.signal, ctx.tok),
-    metrics: { log: (r) => ctx.metrics.log(placed(r)) },
-    stepRecordsFile: rolloutsFile(ctx),
-    stage: si,
-    unseenTasks: cfg.memoTasksPerCategory > 0 ? ctx.unseenTasks(cfg.memoTasksPerCategory) : [],
   });
+  const unseen = cfg.memoTasksPerCategory > 0 ? ctx.unseenTasks(cfg.memoTasksPerCategory) : [];
   if (ctx.resume && ctx.resume.stage === si) ctx.resume.restoreTrainer(trainer);
   const guard = stage.guard ? { ...defaultGuardConfig, ...stage.guard } : null;
   let phases = 0;
@@ -165,8 +163,15 @@ export async function runGRPO(ctx: RunContext, si: number, stage: Extract<StageS
   const bar = new ProgressBar({ total: cfg.steps, label: `${ctx.name} rl`, silent: !ctx.progress, done: trainer.stepIndex });
   try {
     while (trainer.stepIndex < cfg.steps) {
-      // the trainer appends the step's rollouts to rollouts.jsonl, its only file: a failed write names it
-      const rec = writing(rolloutsFile(ctx), () => trainer.step());
+      const { record: rec, trajs } = trainer.step();
+      // greedy validation (and the memorisation measure) every valEvery steps and at the last, on the updated policy
+      if (rec.step % cfg.valEvery === 0 || rec.step === cfg.steps) {
+        Object.assign(rec, validationFields(ctx.model, ctx.tok, ctx.valTasks, cfg),
+          memorisationFields(ctx.model, ctx.tok, cfg, ctx.trainTasks, trainer.seen, unseen, rec.step));
+      }
+      ctx.metrics.log(placed(rec));
+      const lines = trajs.map((t, i) => JSON.stringify(rolloutRecord(t, si, rec.step, i, cfg.groupSize)));
+      writing(rolloutsFile(ctx), () => fs.appendFileSync(rolloutsFile(ctx), lines.join('\n') + '\n'));
       ctx.onStep?.(placed(rec));
       if (rec.valAccuracy !== undefined) keepIfBest(ctx, base + rec.step, rec.valAccuracy);
       const val = rec.valAccuracy !== undefined ? ` val ${rec.valAccuracy.toFixed(2)}` : '';

@@ -59,9 +59,21 @@ export const RUN_ENTRIES = [...RESULT_ENTRIES, ROLLOUT_SAMPLE_FILE, 'branches', 
 /** Entries a --force clear keeps: the lock (held by the clearing process) and run.log (open in the launcher). */
 const KEEP_ON_CLEAR = [LOCK_FILE, 'run.log'];
 
-/** Whether `name` is an entry the tool writes: one of RUN_ENTRIES, or the temp file of an atomic write of one. */
+/**
+ * The staging folder of a --force clear: the old entries are moved into it, then it is deleted. While it
+ * exists the run is not finished (unfinishedReason), so a clear that could not delete it is rerun, not skipped.
+ */
+export const CLEARING_DIR = '.clearing';
+
+/** The file operations of a clear: a seam where a test makes one fail (as root, chmod stops neither). */
+export const clearOps = {
+  rename: (from: string, to: string): void => fs.renameSync(from, to),
+  remove: (dir: string): void => fs.rmSync(dir, { recursive: true, force: true }),
+};
+
+/** Whether `name` is an entry the tool writes: in RUN_ENTRIES, CLEARING_DIR, or the atomic-write temp file of one. */
 export function isToolEntry(name: string): boolean {
-  if (RUN_ENTRIES.includes(name)) return true;
+  if (RUN_ENTRIES.includes(name) || name === CLEARING_DIR) return true;
   const m = /^\.(.+)\.\d+\.tmp$/.exec(name); // lib/util/atomic.ts atomicTempName
   return m !== null && RUN_ENTRIES.includes(m[1]);
 }
@@ -141,6 +153,8 @@ export function readRunJson(dir: string): Partial<RunIdentity> {
  * overrides and backend as run.json. Returns null when finished, else why not.
  */
 export function unfinishedReason(dir: string): string | null {
+  const staging = path.join(dir, CLEARING_DIR);
+  if (fs.existsSync(staging)) return `${staging} exists: a --force clear did not finish (the next --force ends it)`;
   const summaryFile = path.join(dir, 'summary.json');
   if (!fs.existsSync(summaryFile)) return `no ${summaryFile}`;
   try {
@@ -255,11 +269,73 @@ export class RunFolder {
     this.created = false;
   }
 
-  /** Remove the entries the tool writes (but the lock and run.log), nothing else. */
+  /**
+   * Remove the entries the tool writes (but the lock and run.log), nothing else, all or nothing: they are
+   * moved into CLEARING_DIR first (a failed move puts back what was moved, and throws naming the entry),
+   * then that folder is deleted. run.json stays until open() replaces it, so the folder stays ours throughout.
+   */
   clear(): void {
     if (!fs.existsSync(this.dir)) return;
-    for (const e of fs.readdirSync(this.dir)) {
-      if (isToolEntry(e) && !KEEP_ON_CLEAR.includes(e)) fs.rmSync(this.path(e), { recursive: true, force: true });
+    const staging = this.path(CLEARING_DIR);
+    this.removeStaging(staging, 'left by an earlier --force'); // a clear cut short (a failed delete, a kill): finish it
+    const entries = this.entriesToClear();
+    if (!entries.length) return;
+    fs.mkdirSync(staging);
+    this.moveAside(entries, staging);
+    this.removeStaging(staging, 'holding the old results');
+  }
+
+  /** The entries a clear removes, summary.json first: a clear cut by kill -9 then leaves an unfinished run. */
+  private entriesToClear(): string[] {
+    const kept = [...KEEP_ON_CLEAR, 'run.json', CLEARING_DIR];
+    const names = fs.readdirSync(this.dir).filter((e) => isToolEntry(e) && !kept.includes(e));
+    return names.sort((a, b) => Number(b === 'summary.json') - Number(a === 'summary.json'));
+  }
+
+  /** Move `entries` into `staging`; if one cannot be moved, move the others back and throw naming it. */
+  private moveAside(entries: string[], staging: string): void {
+    const moved: string[] = [];
+    for (const e of entries) {
+      try {
+        clearOps.rename(this.path(e), path.join(staging, e));
+        moved.push(e);
+      } catch (err) {
+        const stuck = this.moveBack(moved, staging);
+        const state = stuck.length ? `; ${stuck.join(', ')} could not be moved back from ${staging}, so the run ` +
+          'reads as unfinished' : '; nothing was removed';
+        const why = (err as Error).message;
+        throw new Error(`--force: cannot clear ${this.dir}: cannot move ${e} aside (${why})${state}`);
+      }
+    }
+  }
+
+  /** Put `moved` back from `staging` (then remove it, empty); returns the entries that could not go back. */
+  private moveBack(moved: string[], staging: string): string[] {
+    const stuck: string[] = [];
+    for (const e of [...moved].reverse()) {
+      // summary.json (moved first) goes back last, and only when all else did: a run missing entries is not finished
+      if (e === 'summary.json' && stuck.length) {
+        stuck.push(e);
+        continue;
+      }
+      try {
+        clearOps.rename(path.join(staging, e), this.path(e));
+      } catch {
+        stuck.push(e);
+      }
+    }
+    if (!stuck.length) fs.rmdirSync(staging);
+    return stuck;
+  }
+
+  /** Delete the staging folder if there is one; while it stays, the run reads as unfinished (unfinishedReason). */
+  private removeStaging(staging: string, what: string): void {
+    if (!fs.existsSync(staging)) return;
+    try {
+      clearOps.remove(staging);
+    } catch (err) {
+      throw new Error(`--force: cannot delete ${staging} (${what}): ${(err as Error).message}; the run reads as ` +
+        'unfinished until a later --force deletes it');
     }
   }
 

@@ -6,6 +6,10 @@
  *
  * Every token is recorded with its loss mask (docs/design.md A.4): 1 on what the assistant wrote, its closing
  * `<|im_end|>` included; 0 on the prompt, on observations and on the `<|im_end|>` that closes a cut message.
+ *
+ * An HBG episode (a hint in its system prompt) reads the hinted prompt but records the hint-free one: the
+ * Trajectory is the conversation as training sees it from the first token, and only the budgets count the tokens
+ * the model actually read.
  */
 import { Rng } from '../prng';
 import { Tokenizer } from '../format/tokenizer';
@@ -44,21 +48,31 @@ export class RolloutRow {
   live: boolean;
   readonly traj: Trajectory;
   private readonly imEnd: number;
+  /** Tokens the model read beyond those recorded: the hint of an HBG prompt (0 otherwise). */
+  private readonly unrecorded: number;
 
   constructor(private readonly ep: Episode, private readonly ctx: RowContext, private readonly script?: ScriptedRow) {
     const tok = ctx.tokenizer;
     this.imEnd = tok.id(IM_END);
-    const prompt = tok.encode(renderConversation(ep.initialMessages()) + ASSISTANT_PREFIX);
+    const read = tok.encode(renderConversation(ep.initialMessages()) + ASSISTANT_PREFIX); // what the model reads
+    const prompt = ep.hint === undefined ? read : tok.encode(renderConversation(ep.unhintedMessages()) + ASSISTANT_PREFIX);
+    this.unrecorded = read.length - prompt.length;
     this.traj = {
       taskId: ep.task.id, category: ep.task.category,
       ids: prompt.slice(), lossMask: prompt.map(() => 0), sampleLogProbs: prompt.map(() => 0),
       sampleEntropies: prompt.map(() => 0), probeReads: [],
-      offPolicy: prompt.map(() => 0), promptLength: prompt.length, messages: [],
-      reward: 0, pass: false, errorTurn: null, truncated: prompt.length >= ctx.maxContext,
+      offPolicy: prompt.map(() => 0), rescore: ep.hint !== undefined,
+      promptLength: prompt.length, messages: [],
+      reward: 0, pass: false, errorTurn: null, truncated: read.length >= ctx.maxContext,
     };
-    this.pending = prompt;
+    this.pending = read;
     this.messageStart = prompt.length;
     this.live = !this.traj.truncated;
+  }
+
+  /** Tokens in the model's context so far (the recorded ones plus an HBG hint). */
+  private get contextLength(): number {
+    return this.traj.ids.length + this.unrecorded;
   }
 
   /** True while the row is writing a message (so it needs one forward pass per token). */
@@ -82,7 +96,7 @@ export class RolloutRow {
     const s = sampleToken(logits, offset, vocab, ctx.sampling, ctx.rng, forbidden);
     this.record(s.token, 1, s.logProb, 0, s.entropy);
     this.message.push(s.token);
-    const full = this.traj.ids.length + 1 >= ctx.maxContext;
+    const full = this.contextLength + 1 >= ctx.maxContext;
     if (s.token !== this.imEnd && this.message.length < ctx.maxMessageTokens && !full) {
       this.pending = [s.token];
       return;
@@ -112,6 +126,7 @@ export class RolloutRow {
     this.traj.sampleLogProbs.push(logProb);
     this.traj.sampleEntropies.push(entropy);
     this.traj.offPolicy.push(offPolicy);
+    if (offPolicy === 1) this.traj.rescore = true; // a scripted token: the policy did not sample it
   }
 
   private atProbe(): boolean {
@@ -147,7 +162,7 @@ export class RolloutRow {
     }
     const obs = ctx.tokenizer.encode('\n' + renderMessage(step.observation) + ASSISTANT_PREFIX);
     ctx.counters.envMs += performance.now() - tEnv;
-    if (this.traj.ids.length + obs.length + 2 > ctx.maxContext) {
+    if (this.contextLength + obs.length + 2 > ctx.maxContext) {
       this.live = false;
       this.traj.truncated = true;
       return;

@@ -43,6 +43,12 @@ export interface Trajectory {
   probeReads: ProbeRead[];
   /** 1 on tokens that came from a script (OPS ground truth) rather than from the policy. */
   offPolicy: number[];
+  /**
+   * Some trained token was not sampled by the policy from the context it is trained on: a scripted message (OPS), or
+   * a prompt that carried a hint while sampling (HBG; `ids` hold the hint-free prompt). Its old log-probs then need a
+   * scoring pass (lib/train/grpo/prepare.ts); everywhere else the sampler's are exact.
+   */
+  rescore: boolean;
   promptLength: number;
   messages: MessageRecord[];
   reward: number;

@@ -41,9 +41,28 @@ export function lockHolder(dir: string): LockInfo | null {
   return info && info.pid !== process.pid && pidAlive(info.pid) ? info : null;
 }
 
-/** The refusal for a folder held by a live process (exit 3, the same wherever the race is lost). */
+/** The command line of a running process, shortened, where the system shows it (Linux /proc); null elsewhere. */
+function commandOf(pid: number): string | null {
+  try {
+    const words = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
+    return words.length > 80 ? words.slice(0, 77) + '...' : words || null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The refusal for a folder held by a live process (exit 3, the same wherever the race is lost). A pid can be
+ * reused after a killed run (kill -9 leaves its lock): the message says so, with the process's command line
+ * when it can, and how to take the folder back.
+ */
 export function inUse(what: string, dir: string, info: LockInfo): Refusal {
-  return new Refusal(`${what} ${dir} is in use by process ${info.pid} (since ${info.started}; lock file ${path.join(dir, LOCK_FILE)})`, EXIT.inUse);
+  const file = path.join(dir, LOCK_FILE);
+  const cmd = commandOf(info.pid);
+  const now = cmd ? `; that pid now runs: ${cmd}` : '';
+  return new Refusal(`${what} ${dir} is in use by process ${info.pid} (since ${info.started}, as its lock file ` +
+    `${file} records${now}); it may not be a toolrl run if that one was killed and its pid reused: check with ` +
+    `\`ps -p ${info.pid} -o pid,lstart,args\`, and if it is not a run, remove ${file}`, EXIT.inUse);
 }
 
 /**

@@ -1,15 +1,17 @@
 /**
  * From a step's trajectories to what the update needs (docs/design.md A.4): PPO mini-batches of prompts,
- * each cut into length-sorted micro-batches under a token budget, with the "old" log-probs of the PPO ratio,
- * the reference log-probs of the KL term, and the step's instruments (entropy, the logit-gradient split's
- * probabilities at the probe positions).
+ * each cut into length-sorted micro-batches under a token budget, with the "old" log-probs of the PPO ratio and
+ * the reference log-probs of the KL term.
  *
  * Old log-probs. verl recomputes them with the actor before updating; here the sampler already computed
  * them, with the same weights and the same kernels (lib/model/gpt.ts: the KV-cache path agrees with the full
  * forward to ~1e-6), so for a rollout that was sampled from the training context they are taken from
- * the rollout, with its per-token entropies and probe reads. Only rollouts whose training context is not the
- * one they were sampled from are re-scored: scripted ground-truth tokens (OPS) and hinted prompts (HBG,
- * whose ratio must see the hint-free context). The reference policy always needs its own pass.
+ * the rollout, with its per-token entropies. Only rollouts whose training context is not the one they were
+ * sampled from (Trajectory.rescore: OPS's scripted ground truth, HBG's hinted prompts) get a scoring pass. The
+ * reference policy always needs its own pass.
+ *
+ * Instruments never change what is prepared: an observer that wants next-token probabilities at some positions of
+ * a re-scored rollout (the logit-gradient split) names them in `reads`, and gets them back from the same pass.
  *
  * Shared prompts (GRPOConfig.sharePrompts). The rollouts of a group share their prompt, about half of their
  * tokens; a mini-batch then keeps each group's prompt once (MiniBatch.prefix) and its micro-batches hold the
@@ -21,7 +23,7 @@ import * as tf from '@tensorflow/tfjs';
 import { GPT, PrefixContext } from '../../model/gpt';
 import type { LayerKV } from '../../model/attention';
 import { microBatches, padBatch, PaddedBatch, sharedPrefixes, SharedPrefixes, sharedPrefixLength } from '../batch';
-import { Trajectory } from '../trajectory';
+import { ProbeRead, Trajectory } from '../trajectory';
 import { timed } from '../phases';
 import { scoreBatch } from './scoring';
 
@@ -53,21 +55,22 @@ export function prefixContext(mb: MiniBatch, m: MicroBatch, kv: LayerKV[] | null
   return mb.prefix === null || m.group === null || kv === null ? undefined : { kv, lens: mb.prefix.lens, group: m.group };
 }
 
-/** Inputs of the logit-gradient split, one entry per probe position of the step (lib/diagnostics/gradsplit.ts). */
-export interface SplitReads {
-  probs: number[][];
-  sampled: number[];
-  advantages: number[];
-  topOthers: { id: number; p: number }[];
+/** Next-token probabilities an observer wants from the scoring pass of a re-scored rollout. */
+export interface ReadRequest {
+  /** Indices into the rollout's ids of the tokens whose predicted distribution to read (each a trained token). */
+  positions(t: Trajectory): number[];
+  /** The token ids whose probabilities to read there. */
+  tokens: number[];
 }
 
 export interface Prepared {
   minibatches: MiniBatch[];
-  split: SplitReads;
-  /** Token-mean entropy of the policy over every trained token of the step. */
+  /** Token-mean entropy of the policy over every trained token of the step (the sampler's or the scoring pass's). */
   entropy: number;
   /** Rollouts whose old log-probs came from a scoring pass (the rest: from the sampler). */
   rescored: number;
+  /** The reads of `PrepareArgs.reads` for the re-scored rollouts: rollout index -> one read per requested position. */
+  reads: Map<number, ProbeRead[]>;
 }
 
 export interface PrepareArgs {
@@ -77,47 +80,20 @@ export interface PrepareArgs {
   trajs: Trajectory[];
   /** Per-rollout advantage. */
   advantages: number[];
-  /** Rollouts whose training prompt differs from the sampled one (HBG). */
-  hinted: boolean[];
   groupSize: number;
   promptsPerMiniBatch: number;
   maxContext: number;
   microBatchTokens: number;
   /** Read each group's prompt once (see the file comment). */
   sharePrompts: boolean;
-  /** Ids of `<tool_call>` and of the newline: the probe context. */
-  openId: number;
-  newlineId: number;
-  probeIds: number[];
-}
-
-/**
- * The position of the token after an assistant message's opening `<tool_call>\n` (the probe context), per
- * message of `t`, as an index into t.ids; the prediction for it is read at input position index - 1. Only
- * trained tokens count: a message cut by the context budget right after `<tool_call>\n` ends with a forced,
- * masked `<|im_end|>` that the policy never chose and the loss never sees.
- */
-export function probePositions(t: Trajectory, openId: number, newlineId: number, maxContext: number): number[] {
-  const out: number[] = [];
-  const limit = Math.min(maxContext, t.ids.length) - 1; // the padded batch's prediction length for this row
-  for (const m of t.messages) {
-    const at = m.start + 1; // input position of the newline
-    if (t.ids[m.start] === openId && t.ids[at] === newlineId && at + 1 < m.end && at < limit && t.lossMask[at + 1] === 1) {
-      out.push(at + 1);
-    }
-  }
-  return out;
-}
-
-/** Does this rollout need a scoring pass for its old log-probs (see the file comment)? */
-function needsScoring(t: Trajectory, hinted: boolean): boolean {
-  return hinted || t.offPolicy.some((x) => x === 1);
+  /** An observer's reads during the scoring passes (see the file comment); none without. */
+  reads?: ReadRequest;
 }
 
 export function prepareMiniBatches(a: PrepareArgs): Prepared {
   const mbSize = a.promptsPerMiniBatch * a.groupSize;
-  const split: SplitReads = { probs: [], sampled: [], advantages: [], topOthers: [] };
   const minibatches: MiniBatch[] = [];
+  const reads = new Map<number, ProbeRead[]>();
   let entSum = 0;
   let entCount = 0;
   let rescored = 0;
@@ -136,9 +112,6 @@ export function prepareMiniBatches(a: PrepareArgs): Prepared {
         if (!kvOf.has(model)) kvOf.set(model, model.prefixKV(prefix.ids));
         return kvOf.get(model)!;
       };
-      // probe positions of every row, in row order (the split's order), and where their reads go
-      const probeAt = rows.map((t) => probePositions(t, a.openId, a.newlineId, a.maxContext));
-      const slot = addProbeSlots(split, rows, probeAt, a.advantages.slice(s, s + mbSize)); // "row:token index" -> entry of `split`
       const lengths = rows.map((t, b) => Math.min(t.ids.length, a.maxContext) - starts[b]);
       try {
         for (const idx of microBatches(lengths, a.microBatchTokens)) {
@@ -156,23 +129,17 @@ export function prepareMiniBatches(a: PrepareArgs): Prepared {
           const micro: MicroBatch = { batch, old: batch.extras.sampled, ref: null, group: prefix === null ? null : Int32Array.from(idx, groupOf) }; // old [M]: the sampler's log-probs
           mb.micro.push(micro);
           // old log-probs and entropies: the sampler's, except on rows that need a scoring pass
-          const score = idx.map((b) => needsScoring(rows[b], a.hinted[s + b]));
+          const score = group.map((t) => t.rescore);
           let ent = batch.extras.ent;
           if (score.some((x) => x)) {
             rescored += score.filter((x) => x).length;
-            ent = rescore(a.model, micro, prefixContext(mb, micro, kv(a.model)), score, idx.map((b) => probeAt[b]),
-              (j, i) => slot.get(`${idx[j]}:${i}`)!, a.probeIds, split);
+            const got = rescore(a.model, micro, prefixContext(mb, micro, kv(a.model)), group, score, a.reads);
+            ent = got.entropies;
+            got.reads.forEach((r, j) => { if (r) reads.set(s + idx[j], r); });
           }
           entSum += sumOf(ent);
           entCount += batch.targetCount;
           if (ent !== batch.extras.ent) ent.dispose();
-          idx.forEach((b, j) => {
-            if (score[j]) return;
-            for (const r of rows[b].probeReads) {
-              const k = slot.get(`${b}:${r.index}`);
-              if (k !== undefined) { split.probs[k] = r.probs; split.topOthers[k] = r.topOther; }
-            }
-          });
           // the KL term's reference [M]
           if (a.ref) micro.ref = timed('scoring', () => scoreBatch(a.ref!, batch, [], [], false, prefixContext(mb, micro, kv(a.ref!))).logp);
         }
@@ -184,52 +151,43 @@ export function prepareMiniBatches(a: PrepareArgs): Prepared {
     disposeMiniBatches(minibatches);
     throw e;
   }
-  return { minibatches, split, entropy: entCount > 0 ? entSum / entCount : 0, rescored };
+  return { minibatches, entropy: entCount > 0 ? entSum / entCount : 0, rescored, reads };
 }
 
 /**
- * One entry of the split per probe position of `rows` (sampled token and advantage now, probabilities once read),
- * in row order; returns where each went, keyed "row:token index".
+ * The scoring pass of a micro-batch's rows flagged in `score` (scripted or hinted rows, `group[j]` the rollout of
+ * row j): their old log-probs and entropies replace the sampler's in `micro.old`; the observer's requested reads of
+ * each scored row come back in row order (null for rows not scored). Returns the [M] entropies with them.
  */
-function addProbeSlots(split: SplitReads, rows: Trajectory[], probeAt: number[][], advantages: number[]): Map<string, number> {
-  const slot = new Map<string, number>();
-  rows.forEach((t, b) => probeAt[b].forEach((i) => {
-    slot.set(`${b}:${i}`, split.sampled.length);
-    split.sampled.push(t.ids[i]);
-    split.advantages.push(advantages[b]);
-    split.probs.push([]);
-    split.topOthers.push({ id: -1, p: 0 });
-  }));
-  return slot;
-}
-
-/**
- * The scoring pass of a micro-batch's rows flagged in `score` (scripted or hinted rows): their old log-probs and
- * entropies replace the sampler's in `micro.old`, and their probe reads fill `split` at the entries `slotOf(row,
- * position)` names (`probeAt[row]`: the row's probe positions). Returns the [M] entropies.
- */
-function rescore(model: GPT, micro: MicroBatch, prefix: PrefixContext | undefined, score: boolean[], probeAt: number[][], slotOf: (row: number, at: number) => number,
-  probeIds: number[], split: SplitReads): tf.Tensor1D {
+function rescore(model: GPT, micro: MicroBatch, prefix: PrefixContext | undefined, group: Trajectory[], score: boolean[],
+  request: ReadRequest | undefined): { entropies: tf.Tensor1D; reads: (ProbeRead[] | null)[] } {
   const batch = micro.batch;
   const fromScoring = Array.from(batch.trainedRows, (j) => (score[j] ? 1 : 0)); // [M]: 1 where the scoring pass replaces the sampler's value
-  // probe positions of the scored rows, as indices into the trained positions
+  // the requested positions of the scored rows, as indices into the trained positions
   const trainedAt = new Map<string, number>();
   batch.trainedRows.forEach((j, m) => trainedAt.set(`${j}:${batch.trainedPositions[m] + 1}`, m));
   const probeIdx: number[] = [];
-  const where: number[] = [];
-  score.forEach((scored, j) => {
-    if (scored) probeAt[j].forEach((i) => { probeIdx.push(trainedAt.get(`${j}:${i}`)!); where.push(slotOf(j, i)); });
-  });
-  // logp [M] and entropies [M] of the current (pre-update) policy, probe probabilities at probeIdx
-  const scored = timed('scoring', () => scoreBatch(model, batch, probeIdx, probeIds, true, prefix));
-  scored.probeProbs.forEach((p, k) => { split.probs[where[k]] = p; split.topOthers[where[k]] = scored.topOther[k]; });
+  const owner: { row: number; index: number }[] = [];
+  if (request) {
+    score.forEach((scored, j) => {
+      if (!scored) return;
+      for (const i of request.positions(group[j])) {
+        const m = trainedAt.get(`${j}:${i}`);
+        if (m !== undefined) { probeIdx.push(m); owner.push({ row: j, index: i }); }
+      }
+    });
+  }
+  // logp [M] and entropies [M] of the current (pre-update) policy, the requested probabilities at probeIdx
+  const scored = timed('scoring', () => scoreBatch(model, batch, probeIdx, request?.tokens ?? [], true, prefix));
+  const reads: (ProbeRead[] | null)[] = score.map((x) => (x ? [] : null));
+  scored.probeProbs.forEach((p, k) => reads[owner[k].row]!.push({ index: owner[k].index, probs: p, topOther: scored.topOther[k] }));
   const w = tf.tensor1d(fromScoring, 'float32'); // [M]
   const pick = (sampler: tf.Tensor1D, scoring: tf.Tensor1D) =>
     tf.tidy(() => tf.add(tf.mul(scoring, w), tf.mul(sampler, tf.sub(1, w)))) as tf.Tensor1D; // [M]
   micro.old = pick(batch.extras.sampled, scored.logp);
-  const ent = pick(batch.extras.ent, scored.entropies!);
+  const entropies = pick(batch.extras.ent, scored.entropies!);
   tf.dispose([w, scored.logp, scored.entropies!]);
-  return ent;
+  return { entropies, reads };
 }
 
 /** sum(x) as a number. */
