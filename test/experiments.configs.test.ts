@@ -23,7 +23,7 @@ test('every config resolves and validates under every preset', () => {
       const out = path.join(root, preset.name, spec.name, 'seed-1');
       // an 'experiment' start needs that run's checkpoint: stand in the base checkpoint for it
       const initCheckpoint = spec.init.kind === 'experiment' ? BASE_CHECKPOINT : undefined;
-      const stages = validateRun(spec, { preset, seed: 1, out, initCheckpoint });
+      const { stages } = validateRun(spec, { preset, seed: 1, out, initCheckpoint });
       assert.equal(fs.existsSync(out), false, `${what}: validation wrote ${out}`);
       if (spec.init.kind === 'experiment') assert.equal(getExperiment(spec.init.name).name, spec.init.name, what);
       if (spec.init.kind === 'scratch') assert.equal(spec.group, 'base', `${what}: only the base config trains from scratch`);

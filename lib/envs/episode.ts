@@ -13,6 +13,7 @@
 import type { CallSyntax, Message, ToolCall } from '../format/types';
 import { renderSystemPrompt, renderToolResponses, renderToolsAdded } from '../format/chat';
 import { parseToolCalls } from '../format/toolcall';
+import { TOOL_CALL_CLOSE, TOOL_CALL_OPEN } from '../format/tokens';
 import { ApiFamily, cloneJson } from './families/base';
 import { createFamily } from './families/index';
 import { Task } from './task';
@@ -25,6 +26,21 @@ export interface EpisodeOptions {
   maxAssistantMessages?: number;
   /** HBG hint appended to the system prompt (docs/design.md A.6). */
   hint?: string;
+  /**
+   * A message is a call only when it holds a closed `<tool_call> ... </tool_call>` block; anything else (a bare
+   * `<tool_call>` too) is a reply that ends the turn: the paper's tool server (lib/train/pipeline.ts, E1). Default
+   * false: any tag is a call attempt, answered with an error when it does not parse. JSON syntax only.
+   */
+  closedCallsOnly?: boolean;
+}
+
+/**
+ * Whether `s` holds a closed call block, as the paper's tool server looks for one (`<tool_call>(.*?)</tool_call>`
+ * across lines): some `<tool_call>` with a `</tool_call>` after it. Two scans, whatever the message.
+ */
+function hasClosedBlock(s: string): boolean {
+  const open = s.indexOf(TOOL_CALL_OPEN);
+  return open >= 0 && s.indexOf(TOOL_CALL_CLOSE, open + TOOL_CALL_OPEN.length) >= 0;
 }
 
 export interface StepResult {
@@ -44,6 +60,7 @@ export class Episode {
   readonly syntax: CallSyntax;
   readonly maxAssistantMessages: number;
   readonly hint: string | undefined;
+  private readonly closedCallsOnly: boolean;
   private readonly env: ApiFamily;
   private readonly available: Set<string>;
   private readonly msgs: Message[] = [];
@@ -58,6 +75,7 @@ export class Episode {
     this.syntax = task.syntax ?? opts.syntax ?? 'json';
     this.maxAssistantMessages = opts.maxAssistantMessages ?? 30;
     this.hint = opts.hint;
+    this.closedCallsOnly = opts.closedCallsOnly ?? false;
     this.env = createFamily(task.family, task.initialState);
     this.available = new Set(task.tools.map((t) => t.name));
     this.msgs.push({ role: 'system', content: renderSystemPrompt(task.tools, { syntax: this.syntax, hint: this.hint }) });
@@ -102,7 +120,7 @@ export class Episode {
     const parsed = parseToolCalls(content, this.syntax);
     let observation: Message | null;
     let endedTurn = false;
-    if (parsed.hasCallSyntax) {
+    if (parsed.hasCallSyntax && !(this.closedCallsOnly && this.syntax === 'json' && !hasClosedBlock(content))) {
       const results = parsed.calls.map((c) => this.execute(c));
       for (const e of parsed.errors) results.push(e.startsWith('Error') ? e : `Error: ${e}`);
       if (results.length === 0) results.push('Error: no valid tool call found');

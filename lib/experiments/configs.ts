@@ -7,6 +7,7 @@ import { ExperimentSpec, rlSizes, StageSpec } from './spec';
 import { Preset } from './presets';
 import { defaultGRPOConfig } from '../train/grpo/config';
 import { REGIME_TABLE } from './regimes';
+import type { PipelineConfig } from '../train/pipeline';
 
 /** The strong regime's base checkpoint (the default one; each regime names its own in regimes.ts). */
 export const BASE_CHECKPOINT = REGIME_TABLE.strong.base;
@@ -315,6 +316,31 @@ EXPERIMENTS.push({
   init: { kind: 'base' },
   stages: (p) => [{ kind: 'grpo', config: { ...rlSizes(p), lr: RL_LR } }],
 });
+
+/** One pilot per difference of the paper's pipeline (docs/design.md E.1), then all of them together. */
+const PIPELINE_PILOTS: { name: string; label: string; what: string; options: Partial<PipelineConfig> }[] = [
+  { name: 'closed-calls', label: 'E1 closed calls only', options: { closedCallsOnly: true },
+    what: 'a bare <tool_call> is a reply that ends the turn, as in the paper\'s tool server (fcl_interface.py:39-61)' },
+  { name: 'retokenize', label: 'E2 re-tokenised text', options: { retokenize: true },
+    what: 'each message decoded with special tokens skipped, <|im_end|> appended, encoded again (manager.py:198-248)' },
+  { name: 'cut-end', label: 'E3 trained cut end', options: { trainCutEnd: true },
+    what: 'the <|im_end|> appended to a message cut at the cap is trained (manager.py:240-242, 540)' },
+  { name: 'bf16', label: 'E4 bf16 sampler', options: { bf16Sampler: true },
+    what: 'sampling from bf16-rounded logits, old log-probs recomputed in float32, no correction (rollout.yaml:26)' },
+  { name: 'microbatch', label: 'E5 micro-batch weights', options: { microBatchWeights: true },
+    what: 'each micro-batch\'s token-mean weighted by its share of rows, veRL\'s dynamic batch size (dp_actor.py:909-911)' },
+  { name: 'all', label: 'E1-E5 together', options: { closedCallsOnly: true, retokenize: true, trainCutEnd: true, bf16Sampler: true,
+    microBatchWeights: true }, what: 'every difference E1-E5 at once, the paper\'s pipeline as far as the lab can mirror it' },
+];
+for (const pilot of PIPELINE_PILOTS) {
+  EXPERIMENTS.push({
+    name: `pipeline-${pilot.name}`, label: pilot.label, group: 'pipeline', pipeline: pilot.options,
+    title: `Vanilla GRPO with the paper's pipeline difference: ${pilot.what}`,
+    paper: `Paper vanilla RL (${GRPO_NOTE}) at its 300 steps, with ${pilot.what}. Here: lr RL_LR.`,
+    init: { kind: 'base' },
+    stages: (p) => [{ kind: 'grpo', config: { ...rlSizes(p), lr: RL_LR } }],
+  });
+}
 
 export function listExperiments(): ExperimentSpec[] {
   return EXPERIMENTS.slice();

@@ -5,6 +5,7 @@
  *   ops. hbg. syncsft.  the synchronous signal of a GRPO stage (lib/train/signals)
  *   guard.<field>       the adaptive collapse guard (lib/experiments/guard.ts)
  *   interleave.lastSteps  the RL steps an interleaved SFT phase reads
+ *   pipeline.<field>    the run's pipeline differences from the paper's code (lib/train/pipeline.ts; pipelineOverrides)
  * or, unprefixed, every SFT and GRPO config that has that field (`lr=3e-4` sets both learning rates). A key that
  * no stage accepts is an error naming it, so a typo never runs the default experiment silently. validateStages
  * then checks every merged config, so a bad value is rejected before a run touches its output folder, including
@@ -19,6 +20,7 @@ import { defaultSyncSFTConfig } from '../train/signals/syncsft';
 import { defaultGuardConfig, GuardConfig, validateGuardConfig } from './guard';
 import { checkSeed } from '../prng';
 import { StageSpec } from './spec';
+import { PIPELINE_OPTIONS, PipelineConfig, defaultPipelineConfig } from '../train/pipeline';
 
 /**
  * Upper bounds of the size knobs, as `--set` names them (the lower bounds are the configs' own checks). Each is
@@ -67,7 +69,7 @@ interface Target {
 
 const SIGNAL_PREFIX = { ops: 'ops', hbg: 'hbg', 'sync-sft': 'syncsft' } as const;
 const SIGNAL_DEFAULTS: Record<string, Fields> = { ops: { ...defaultOPSConfig }, hbg: { ...defaultHBGConfig }, syncsft: { ...defaultSyncSFTConfig } };
-const PREFIXES = ['grpo', 'sft', 'ops', 'hbg', 'syncsft', 'guard', 'interleave'];
+const PREFIXES = ['grpo', 'sft', 'ops', 'hbg', 'syncsft', 'guard', 'interleave', 'pipeline'];
 
 /** A deep enough copy of a stage that overrides never change the registry's objects. */
 function copyStage(s: StageSpec): StageSpec {
@@ -113,6 +115,7 @@ export function applyOverrides(stages: StageSpec[], overrides: Record<string, st
     if (prefix !== null && !PREFIXES.includes(prefix)) {
       throw new Error(`--set ${rawKey}: unknown prefix "${prefix}" (use ${PREFIXES.map((p) => p + '.').join(', ')})`);
     }
+    if (prefix === 'pipeline') continue; // the run's, not a stage's (pipelineOverrides)
     let applied = 0;
     for (const s of out) {
       for (const t of targets(s)) {
@@ -124,6 +127,22 @@ export function applyOverrides(stages: StageSpec[], overrides: Record<string, st
       }
     }
     if (applied === 0) throw new Error(`--set ${rawKey}: no stage of this experiment has a field "${key}"`);
+  }
+  return out;
+}
+
+/** The run's pipeline: the experiment's own differences, then the `pipeline.` keys of `overrides` (booleans). */
+export function pipelineOverrides(base: Partial<PipelineConfig> | undefined, overrides: Record<string, string | number | boolean>):
+  PipelineConfig {
+  const out: PipelineConfig = { ...defaultPipelineConfig, ...(base ?? {}) };
+  for (const [rawKey, value] of Object.entries(overrides)) {
+    if (!rawKey.startsWith('pipeline.')) continue;
+    const key = rawKey.slice('pipeline.'.length) as keyof PipelineConfig;
+    if (!(key in defaultPipelineConfig)) {
+      throw new Error(`--set ${rawKey}: the pipeline has no option "${key}" (options: ${PIPELINE_OPTIONS.join(', ')})`);
+    }
+    if (typeof value !== 'boolean') throw new Error(`--set ${rawKey}=${value}: expected true or false`);
+    out[key] = value;
   }
   return out;
 }

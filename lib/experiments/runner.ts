@@ -36,7 +36,8 @@ import { InputError, Refusal, writing } from '../util/errors';
 import { ExperimentSpec, StageSpec } from './spec';
 import { Preset } from './presets';
 import { DEFAULT_REGIME } from './regimes';
-import { applyOverrides, validateStages } from './overrides';
+import { applyOverrides, pipelineOverrides, validateStages } from './overrides';
+import { PipelineConfig } from '../train/pipeline';
 import { getExperiment } from './configs';
 import { summarizeRL, RLSummary } from './summary';
 import { writeRolloutSample } from './rollout_sample';
@@ -91,6 +92,8 @@ export interface RunSummary {
   best?: BestValidation & { id: SplitEval };
   rl: RLSummary | null;
   sft: { stages: number; finalLoss: number | null };
+  /** The paper's pipeline differences the run lived with (lib/train/pipeline.ts); absent in runs made before them. */
+  pipeline?: PipelineConfig;
   /** The tfjs backend the run used: results reproduce exactly only on the same backend. */
   backend: string;
   /** Wall seconds of the run over all its processes (a resumed run's earlier ones up to their last saved state). */
@@ -164,12 +167,14 @@ const asRefusal = (e: unknown): Refusal => (e instanceof Refusal ? e : new Input
  * applied, validated and bounded, the starting checkpoint's files (with its content hash), a branch request,
  * and the folder's state (RunFolder.check). Throws a Refusal (exit code by kind); returns the stages to run.
  */
-export function validateRun(spec: ExperimentSpec, opts: RunOptions): StageSpec[] {
+export function validateRun(spec: ExperimentSpec, opts: RunOptions): { stages: StageSpec[]; pipeline: PipelineConfig } {
   let stages: StageSpec[];
+  let pipeline: PipelineConfig;
   try {
     checkSeed(opts.seed);
     if (opts.resume && opts.force) throw new Error('--resume and --force exclude each other (resume continues a run, force starts it again)');
     stages = applyOverrides(spec.stages(opts.preset), opts.overrides ?? {});
+    pipeline = pipelineOverrides(spec.pipeline, opts.overrides ?? {});
     validateStages(stages);
     const init = initDir(spec, opts);
     if (init !== null) {
@@ -187,20 +192,21 @@ export function validateRun(spec: ExperimentSpec, opts: RunOptions): StageSpec[]
     throw asRefusal(e);
   }
   new RunFolder(opts.out).check(runMode(opts)); // again under the lock (RunFolder.open); here it fails before any work
-  return stages;
+  return { stages, pipeline };
 }
 
 /** What a run needs before it may touch its folder: its stages and every input file, loaded and validated. */
 export interface RunPlan {
   stages: StageSpec[];
+  pipeline: PipelineConfig;
   inputs: RunInputs;
 }
 
 /** validateRun, then load every input (tasks, corpus, evaluation splits); throws a Refusal naming what is wrong. */
 export function planRun(spec: ExperimentSpec, opts: RunOptions): RunPlan {
-  const stages = validateRun(spec, opts);
+  const { stages, pipeline } = validateRun(spec, opts);
   try {
-    return { stages, inputs: loadInputs(stages, opts.preset, opts.dataDir ?? 'data', opts.evalSplits ?? EVAL_SPLITS) };
+    return { stages, pipeline, inputs: loadInputs(stages, opts.preset, opts.dataDir ?? 'data', opts.evalSplits ?? EVAL_SPLITS) };
   } catch (e) {
     throw asRefusal(e);
   }
@@ -226,7 +232,7 @@ function runIdentity(spec: ExperimentSpec, opts: RunOptions): RunIdentity {
  */
 export async function runExperiment(spec: ExperimentSpec, opts: RunOptions, plan?: RunPlan): Promise<RunSummary> {
   const t0 = Date.now();
-  const { stages, inputs } = plan ?? planRun(spec, opts);
+  const { stages, pipeline, inputs } = plan ?? planRun(spec, opts);
   const identity = runIdentity(spec, opts);
   // the starting weights, read (and their hashes checked) before the folder is touched; a resume state lives
   // in the folder and is read once it is locked
@@ -240,7 +246,7 @@ export async function runExperiment(spec: ExperimentSpec, opts: RunOptions, plan
     model = resume?.model ?? model!;
     // a resumed run's clock carries on from its saved state; a branch is a run of its own
     const startedAt = t0 - (opts.resume && resume ? resume.seconds * 1000 : 0);
-    const ctx = runContext(spec, opts, inputs, identity, model, openMetrics(spec, opts, resume), startedAt);
+    const ctx = runContext(spec, opts, inputs, identity, model, openMetrics(spec, opts, resume), startedAt, pipeline);
     await runStages(ctx, stages, inputs, resume);
     return finish(spec, opts, ctx, stages, inputs, folder);
   } finally {
@@ -275,11 +281,12 @@ class NamedMetricsLog extends MetricsLog {
 }
 
 function runContext(spec: ExperimentSpec, opts: RunOptions, inputs: RunInputs, identity: RunIdentity, model: GPT, metrics: MetricsLog,
-  startedAt: number): RunContext {
+  startedAt: number, pipeline: PipelineConfig): RunContext {
   return {
+    pipeline,
     name: spec.name, identity, preset: opts.preset, seed: opts.seed, out: opts.out, tok: inputs.tok, model,
     source: initDir(spec, opts), trainTasks: inputs.trainTasks, startedAt,
-    valTasks: perCategory(inputs.testTasks, opts.preset.valTasksPerCategory), metrics, globalStep: 0,
+    valTasks: perCategory(inputs.testTasks, opts.preset.valTasksPerCategory), testTasks: inputs.testTasks, metrics, globalStep: 0,
     unseenTasks: (n) => unseenTasks(inputs.dataDir, n),
     progress: opts.progress !== false, resume: null, onStep: opts.onStep, sftFinalLoss: null,
     best: opts.resume ? readBest(opts.out) : null,
@@ -306,7 +313,8 @@ function finish(spec: ExperimentSpec, opts: RunOptions, ctx: RunContext, stages:
   const evals: RunSummary['eval'] = {};
   for (const split of opts.evalSplits ?? EVAL_SPLITS) evals[split] = evaluateSplit(ctx, split, inputs.evalTasks[split] ?? []);
   const idTasks = perCategory(inputs.testTasks, opts.preset.evalTasksPerCategory);
-  const best = ctx.best === null ? undefined : evaluateBest(ctx.best, opts.out, inputs.tok, idTasks, spec.name, ctx.progress);
+  const best = ctx.best === null ? undefined
+    : evaluateBest(ctx.best, opts.out, inputs.tok, idTasks, spec.name, ctx.progress, ctx.pipeline.closedCallsOnly);
   const rlRecords = grpoRecords(ctx.metrics.records);
   writeRolloutSample(opts.out);
   const summary: RunSummary = {
@@ -316,6 +324,7 @@ function finish(spec: ExperimentSpec, opts: RunOptions, ctx: RunContext, stages:
     ...(best ? { best } : {}),
     rl: rlRecords.length ? summarizeRL(rlRecords) : null,
     sft: { stages: stages.filter((s) => s.kind !== 'grpo').length, finalLoss: ctx.sftFinalLoss },
+    pipeline: ctx.pipeline,
     backend: tf.getBackend(),
     seconds: (Date.now() - ctx.startedAt) / 1000,
   };
@@ -330,6 +339,7 @@ function evaluateSplit(ctx: RunContext, split: EvalSplitName, tasks: Task[]): Sp
     syntax: splitSyntax(split),
     onProgress: (d) => bar.update(d),
     logitMask: split === 'id_constrained' ? structuralMask(ctx.tok) : undefined,
+    closedCallsOnly: ctx.pipeline.closedCallsOnly, // the environment the run lives in (lib/train/pipeline.ts, E1)
   });
   bar.finish(`mean ${res.mean.toFixed(3)}`);
   const { results, ...rest } = res;
@@ -337,12 +347,12 @@ function evaluateSplit(ctx: RunContext, split: EvalSplitName, tasks: Task[]): Sp
 }
 
 /** The ID evaluation of the policy a run kept at its best validation (stages.ts, keepIfBest). */
-function evaluateBest(best: BestValidation, out: string, tok: Tokenizer, tasks: Task[], name: string, progress: boolean):
-  BestValidation & { id: SplitEval } {
+function evaluateBest(best: BestValidation, out: string, tok: Tokenizer, tasks: Task[], name: string, progress: boolean,
+  closedCallsOnly: boolean): BestValidation & { id: SplitEval } {
   const { model } = loadCheckpoint(bestDir(out), { expectVocabFingerprint: tok.fingerprint });
   try {
     const bar = new ProgressBar({ total: tasks.length, label: `${name} eval id (best: step ${best.globalStep})`, silent: !progress });
-    const { results, ...rest } = evaluateModel(model, tok, tasks, { onProgress: (d) => bar.update(d) });
+    const { results, ...rest } = evaluateModel(model, tok, tasks, { onProgress: (d) => bar.update(d), closedCallsOnly });
     bar.finish(`mean ${rest.mean.toFixed(3)}`);
     return { ...best, id: { ...rest, outcomes: outcomeStrings(results) } };
   } finally {

@@ -10,6 +10,7 @@ import type { OPSConfig } from '../train/signals/ops';
 import type { HBGConfig } from '../train/signals/hbg';
 import type { SyncSFTConfig } from '../train/signals/syncsft';
 import type { GuardConfig } from './guard';
+import type { PipelineConfig } from '../train/pipeline';
 import { Preset } from './presets';
 
 export type InitFrom =
@@ -90,6 +91,8 @@ export interface ExperimentSpec {
   paper: string;
   init: InitFrom;
   stages(preset: Preset): StageSpec[];
+  /** The paper's pipeline differences this run lives with (lib/train/pipeline.ts); absent: the exact pipeline. */
+  pipeline?: Partial<PipelineConfig>;
 }
 
 /** GRPO config fields every RL stage takes from the preset. */

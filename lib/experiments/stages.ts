@@ -35,6 +35,8 @@ import { Preset } from './presets';
 import { saveResumeState, ResumeState } from './resume';
 import { keepBranchPoint } from './branch';
 import { RunIdentity } from './store';
+import { PipelineConfig } from '../train/pipeline';
+import { perCategory } from './inputs';
 
 /** What every stage can read and update. */
 export interface RunContext {
@@ -46,11 +48,15 @@ export interface RunContext {
   out: string;
   tok: Tokenizer;
   model: GPT;
+  /** The paper's pipeline differences the run lives with (lib/train/pipeline.ts). */
+  pipeline: PipelineConfig;
   /** Checkpoint folder of the starting policy (the KL reference), null when trained from scratch. */
   source: string | null;
   trainTasks: Task[];
-  /** Validation tasks (a fixed slice of the test split). */
+  /** Validation tasks of the SFT stages (a fixed slice of the test split, the preset's valTasksPerCategory). */
   valTasks: Task[];
+  /** The test split, which a GRPO stage slices its own validation from (GRPOConfig.valTasksPerCategory). */
+  testTasks: Task[];
   /** n never-seen tasks per category of the training distribution (the memorisation measure), made on first use. */
   unseenTasks: (n: number) => Task[];
   metrics: MetricsLog;
@@ -146,13 +152,15 @@ export async function runInterleavedSFT(ctx: RunContext, si: number, stage: Extr
 /** A GRPO stage (with its signal and guard), checkpointing resume state every `checkpointEvery` steps. */
 export async function runGRPO(ctx: RunContext, si: number, stage: Extract<StageSpec, { kind: 'grpo' }>): Promise<void> {
   const cfg: GRPOConfig = { ...defaultGRPOConfig, seed: ctx.seed, valTasksPerCategory: ctx.preset.valTasksPerCategory, ...stage.config };
+  // the first valTasksPerCategory test tasks of each category: the validation, and the probe's prompts
+  const valTasks = perCategory(ctx.testTasks, cfg.valTasksPerCategory);
   const ref = ctx.source ? loadCheckpoint(ctx.source, { expectVocabFingerprint: ctx.tok.fingerprint }).model : null;
   // global step of RL step 0; a guard phase's SFT steps move it on, so later RL steps come after them on the axis
   let base = ctx.globalStep;
   const placed = (r: GRPOStepRecord): GRPOMetric => ({ phase: 'grpo', stage: si, globalStep: base + r.step, ...r });
   const trainer = new GRPOTrainer({
-    model: ctx.model, ref, tokenizer: ctx.tok, trainTasks: ctx.trainTasks, valTasks: ctx.valTasks, config: cfg,
-    signal: buildSignal(stage.signal, ctx.tok),
+    model: ctx.model, ref, tokenizer: ctx.tok, trainTasks: ctx.trainTasks, valTasks, config: cfg,
+    signal: buildSignal(stage.signal, ctx.tok), pipeline: ctx.pipeline,
   });
   const unseen = cfg.memoTasksPerCategory > 0 ? ctx.unseenTasks(cfg.memoTasksPerCategory) : [];
   if (ctx.resume && ctx.resume.stage === si) ctx.resume.restoreTrainer(trainer);
@@ -166,8 +174,8 @@ export async function runGRPO(ctx: RunContext, si: number, stage: Extract<StageS
       const { record: rec, trajs } = trainer.step();
       // greedy validation (and the memorisation measure) every valEvery steps and at the last, on the updated policy
       if (rec.step % cfg.valEvery === 0 || rec.step === cfg.steps) {
-        Object.assign(rec, validationFields(ctx.model, ctx.tok, ctx.valTasks, cfg),
-          memorisationFields(ctx.model, ctx.tok, cfg, ctx.trainTasks, trainer.seen, unseen, rec.step));
+        Object.assign(rec, validationFields(ctx.model, ctx.tok, valTasks, cfg, ctx.pipeline),
+          memorisationFields(ctx.model, ctx.tok, cfg, ctx.trainTasks, trainer.seen, unseen, rec.step, ctx.pipeline));
       }
       ctx.metrics.log(placed(rec));
       const lines = trajs.map((t, i) => JSON.stringify(rolloutRecord(t, si, rec.step, i, cfg.groupSize)));

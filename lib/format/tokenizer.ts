@@ -26,7 +26,14 @@
 import { createHash } from 'crypto';
 import { readFileSync, existsSync } from 'fs';
 import { resolve } from 'path';
-import { PAD, UNK, SPECIAL_TOKENS } from './tokens';
+import { IM_END, IM_START, PAD, UNK, SPECIAL_TOKENS } from './tokens';
+
+/**
+ * The tokens a decoder with "skip special tokens" drops: Qwen2.5's special tokens as this vocabulary has them
+ * (`<|im_start|>`, `<|im_end|>`, the padding, and `<unk>`, which no text spells); the tool tags are ordinary
+ * added tokens there and stay (lib/train/pipeline.ts, E2).
+ */
+export const SKIPPED_ON_DECODE: readonly string[] = [PAD, UNK, IM_START, IM_END];
 
 /**
  * Multi-character JSON punctuation, longest first. With these, `{"name": "cd", "arguments": {"folder": "doc"}}`
@@ -209,15 +216,39 @@ export class Tokenizer {
     return false;
   }
 
-  /** Ids -> text. `<pad>` decodes to '' (it is not text); `<unk>` decodes to the literal '<unk>'. */
-  decode(ids: ArrayLike<number>): string {
+  /**
+   * Ids -> text. `<pad>` decodes to '' (it is not text); `<unk>` decodes to the literal '<unk>'. With
+   * `skipSpecial`, every token of SKIPPED_ON_DECODE decodes to '' (what an inference server returns).
+   */
+  decode(ids: ArrayLike<number>, opts: { skipSpecial?: boolean } = {}): string {
+    const skip = opts.skipSpecial ? new Set(SKIPPED_ON_DECODE.map((p) => this.ids.get(p)!)) : null;
     let s = '';
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i];
-      if (id === this.padId) continue;
+      if (id === this.padId || (skip !== null && skip.has(id))) continue;
       s += this.piece(id);
     }
     return s;
+  }
+
+  /**
+   * Text -> ids as a BPE tokenizer encodes any text: like `encode`, but a piece outside the vocabulary is spelled
+   * with the longest known pieces, down to single characters, so `startls` (two sampled pieces, `start` `ls`)
+   * comes back as `start` `ls` rather than `<unk>`; only a character the vocabulary lacks (non-ASCII) is `<unk>`.
+   */
+  encodeText(text: string): number[] {
+    const out: number[] = [];
+    for (const p of pretokenize(text)) {
+      if (this.encodePiece(p, out)) continue;
+      out.pop(); // the <unk> encodePiece wrote
+      for (let i = 0; i < p.length; ) {
+        let j = p.length;
+        while (j > i + 1 && !this.ids.has(p.slice(i, j))) j--;
+        out.push(this.ids.get(p.slice(i, j)) ?? this.unkId);
+        i = j;
+      }
+    }
+    return out;
   }
 
   /** Id of an exact piece; throws for a piece outside the vocabulary (use encode for arbitrary text). */

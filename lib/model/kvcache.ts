@@ -230,14 +230,38 @@ export class KVCache {
     }
     if (merged) {
       this.frozen = this.slots;
-      if (!this.twoLevel) return; // the single-level read builds its bias over every slot each time
-      if (this.frozenBias !== null) this.frozenBias.dispose();
-      // The bias a query sees over the frozen slots: only validity matters (every frozen slot is in its past).
-      const S = this.slots;
-      const data = new Float32Array(this.batch * S);
-      for (let b = 0; b < this.batch; b++) for (let j = 0; j < S; j++) if (this.valid[b][j] === 0) data[b * S + j] = MASK_VALUE;
-      this.frozenBias = tf.tensor4d(data, [this.batch, 1, 1, S]);
+      this.rebuildFrozenBias();
     }
+  }
+
+  /** The bias a query sees over the frozen slots: only validity matters (every frozen slot is in its past). */
+  private rebuildFrozenBias(): void {
+    if (!this.twoLevel) return; // the single-level read builds its bias over every slot each time
+    if (this.frozenBias !== null) this.frozenBias.dispose();
+    const S = this.frozen;
+    const data = new Float32Array(this.batch * S);
+    for (let b = 0; b < this.batch; b++) for (let j = 0; j < S; j++) if (this.valid[b][j] === 0) data[b * S + j] = MASK_VALUE;
+    this.frozenBias = tf.tensor4d(data, [this.batch, 1, 1, S]);
+  }
+
+  /**
+   * Forget the last `k` real tokens of row `b`: their slots are masked from now on and the row's next token takes
+   * the position of the first of them, as if they had never been read (a message re-tokenised after it was read:
+   * lib/train/pipeline.ts, E2). The keys of the other rows, and every tensor, stay as they are.
+   */
+  forget(b: number, k: number): void {
+    this.assertUsable();
+    if (!(Number.isInteger(k) && k >= 0 && k <= this.pos[b])) throw new Error(`KVCache.forget: row ${b} holds ${this.pos[b]} tokens, not ${k}`);
+    let left = k;
+    let frozenHit = false;
+    for (let j = this.slots - 1; j >= 0 && left > 0; j--) {
+      if (this.valid[b][j] === 0) continue;
+      this.valid[b][j] = 0;
+      if (j < this.frozen) frozenHit = true;
+      left--;
+    }
+    this.pos[b] -= k;
+    if (frozenHit) this.rebuildFrozenBias();
   }
 
   /** Record that n slots were added, the first lens[b] of them real in row b. */

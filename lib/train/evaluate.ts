@@ -33,6 +33,8 @@ export interface EvalOptions {
   onProgress?: (done: number, total: number) => void;
   /** Keep the trajectories (for inspection in notebooks). */
   keepTrajectories?: boolean;
+  /** The paper's turn semantics: a message without a closed call block is a reply (lib/train/pipeline.ts, E1). */
+  closedCallsOnly?: boolean;
 }
 
 /** Summarise trajectories into per-category accuracy, mean and state shares. */
@@ -57,7 +59,8 @@ export function evaluateModel(model: GPT, tokenizer: Tokenizer, tasks: Task[], o
   const all: Trajectory[] = [];
   for (let i = 0; i < tasks.length; i += batchSize) {
     const chunk = tasks.slice(i, i + batchSize);
-    const episodes = chunk.map((t) => new Episode(t, { syntax, maxAssistantMessages: opts.maxAssistantMessages ?? 30 }));
+    const episodes = chunk.map((t) => new Episode(t, { syntax, maxAssistantMessages: opts.maxAssistantMessages ?? 30,
+      closedCallsOnly: opts.closedCallsOnly }));
     const trajs = rollout(model, tokenizer, episodes, {
       rng: new Rng(1), // unused by greedy decoding; kept for a uniform call
       syntax,

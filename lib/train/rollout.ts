@@ -23,6 +23,7 @@ import { KVCache } from '../model/kvcache';
 import { addPhase } from './phases';
 import { RolloutRow, RowContext } from './rollout_row';
 import { LogitMask, ScriptedRow, Trajectory } from './trajectory';
+import { PipelineConfig } from './pipeline';
 
 export interface RolloutConfig {
   /** Sampling temperature; 1.0 in the paper's GRPO script (validation: greedy). */
@@ -76,6 +77,8 @@ export interface RolloutOptions {
    * the top other token before sampling (Trajectory.probeReads): the GRPO instruments then need no scoring pass.
    */
   probeRead?: { prefix: number[]; tokens: number[] };
+  /** The paper's sampler-side pipeline differences (lib/train/pipeline.ts); absent: the exact pipeline. */
+  pipeline?: Partial<Pick<PipelineConfig, 'retokenize' | 'trainCutEnd' | 'bf16Sampler'>>;
 }
 
 /** Run `episodes` to the end (or the context budget) with `model` and return one Trajectory each. */
@@ -87,6 +90,7 @@ export function rollout(model: GPT, tokenizer: Tokenizer, episodes: Episode[], o
     tokenizer, syntax: opts.syntax ?? 'json', sampling: cfg, rng: opts.rng, maxMessageTokens: cfg.maxMessageTokens,
     maxContext: Math.min(cfg.maxContext, model.config.blockSize), logitMask: opts.logitMask, probeRead: opts.probeRead,
     onMessage: opts.onMessage, counters,
+    pipeline: { retokenize: false, trainCutEnd: false, bf16Sampler: false, ...(opts.pipeline ?? {}) },
   };
   const rows = episodes.map((ep, i) => new RolloutRow(ep, ctx, opts.scripts ? opts.scripts[i] : undefined));
 
@@ -115,6 +119,9 @@ export function rollout(model: GPT, tokenizer: Tokenizer, episodes: Episode[], o
       addPhase(anySampling ? 'decode' : 'prefill', tSample - tModel);
       const envBefore = counters.envMs;
       cacheRows.forEach((b, c) => rows[b].next(logits, c * vocab, b)); // sample, or start a scripted message
+      cacheRows.forEach((b, c) => { // a re-tokenised message (pipeline E2) replaces tokens the row had read
+        if (rows[b].rewind > 0) { cache.forget(c, rows[b].rewind); rows[b].rewind = 0; }
+      });
       addPhase('environments', counters.envMs - envBefore);
       addPhase('sampling', performance.now() - tSample - (counters.envMs - envBefore));
       // Drop finished episodes from the cache once a quarter of its rows are done (one gather each time, so

@@ -20,6 +20,7 @@ import { CallSyntax } from '../format/types';
 import { Episode } from '../envs/episode';
 import { readProbs, sampleToken, SampleOptions } from './sampling';
 import { LogitMask, ScriptedRow, Trajectory } from './trajectory';
+import { PipelineConfig, roundLogits } from './pipeline';
 
 /** What every row of one rollout shares: the tokenizer, the sampler and the budgets. */
 export interface RowContext {
@@ -36,6 +37,8 @@ export interface RowContext {
   onMessage?: (done: number) => void;
   /** Messages finished and milliseconds spent in the environments, over all rows. */
   counters: { messages: number; envMs: number };
+  /** The paper's sampler-side pipeline differences (lib/train/pipeline.ts); all off: the exact pipeline. */
+  pipeline: Pick<PipelineConfig, 'retokenize' | 'trainCutEnd' | 'bf16Sampler'>;
 }
 
 export class RolloutRow {
@@ -46,6 +49,11 @@ export class RolloutRow {
   private messageStart: number;
   private scriptIndex = 0;
   live: boolean;
+  /**
+   * Tokens at the end of the row's cached context that the engine must forget before it reads `pending`: a
+   * re-tokenised message (pipeline E2) replaces sampled tokens the model has already read.
+   */
+  rewind = 0;
   readonly traj: Trajectory;
   private readonly imEnd: number;
   /** Tokens the model read beyond those recorded: the hint of an HBG prompt (0 otherwise). */
@@ -61,7 +69,8 @@ export class RolloutRow {
       taskId: ep.task.id, category: ep.task.category,
       ids: prompt.slice(), lossMask: prompt.map(() => 0), sampleLogProbs: prompt.map(() => 0),
       sampleEntropies: prompt.map(() => 0), probeReads: [],
-      offPolicy: prompt.map(() => 0), rescore: ep.hint !== undefined,
+      // bf16 sampling (E4): the trainer's float32 log-probs are not the sampler's, so every rollout is scored again
+      offPolicy: prompt.map(() => 0), rescore: ep.hint !== undefined || ctx.pipeline.bf16Sampler,
       promptLength: prompt.length, messages: [],
       reward: 0, pass: false, errorTurn: null, truncated: read.length >= ctx.maxContext,
     };
@@ -90,6 +99,7 @@ export class RolloutRow {
     const ctx = this.ctx;
     const vocab = ctx.tokenizer.size;
     const forbidden = ctx.logitMask ? ctx.logitMask(row, this.message) : null;
+    if (ctx.pipeline.bf16Sampler) [logits, offset] = [roundLogits(logits, offset, vocab), 0]; // what a bf16 engine samples from
     if (this.atProbe()) {
       this.traj.probeReads.push({ index: this.traj.ids.length, ...readProbs(logits, offset, vocab, ctx.probeRead!.tokens) });
     }
@@ -103,12 +113,55 @@ export class RolloutRow {
     }
     if (s.token === this.imEnd) {
       this.message.pop();
-      this.finishMessage([s.token], false);
+      this.finishMessage(ctx.pipeline.retokenize ? this.retokenize(false) : [s.token], false);
+    } else if (ctx.pipeline.retokenize) {
+      this.finishMessage(this.retokenize(true), false);
     } else {
-      // cut message: close it so the conversation stays well-formed; the model did not choose this token
-      this.record(this.imEnd, 0, 0, 0);
+      // cut message: close it so the conversation stays well-formed; the model did not choose this token (masked),
+      // unless the paper's pipeline trains it like a sampled one (E3: its old log-prob then comes from the trainer)
+      this.closeCut();
       this.finishMessage([s.token, this.imEnd], false);
     }
+  }
+
+  /** The `<|im_end|>` that closes a cut message: masked, or trained with a recomputed old log-prob (E3). */
+  private closeCut(): void {
+    const trained = this.ctx.pipeline.trainCutEnd;
+    this.record(this.imEnd, trained ? 1 : 0, 0, 0);
+    if (trained) this.traj.rescore = true;
+  }
+
+  /**
+   * E2: the message just finished (`cut`: at a cap, its last sampled token not read yet) is decoded with the special
+   * tokens skipped and encoded again; its recorded tokens become that encoding and an `<|im_end|>` (trained; a cut
+   * one as closeCut says). Where the encoding departs from what the model has read, the row forgets the rest of the
+   * message (`rewind`) and reads the new tokens instead. Returns the tokens the row must read next.
+   */
+  private retokenize(cut: boolean): number[] {
+    const tok = this.ctx.tokenizer;
+    const sampled = this.message; // without a sampled <|im_end|>
+    const ids = tok.encodeText(tok.decode(sampled, { skipSpecial: true }));
+    const unchanged = ids.length === sampled.length && ids.every((t, i) => t === sampled[i]);
+    if (unchanged && !cut) return [this.imEnd]; // the common case: the message and its sampled end stay as they are
+    const read = cut ? sampled.length - 1 : sampled.length; // message tokens in the model's context
+    let same = 0;
+    while (same < Math.min(ids.length, read) && ids[same] === sampled[same]) same++;
+    if (!unchanged) {
+      // drop the record from where the encoding departs (a sampled <|im_end|> with it), write the encoding as the
+      // policy's own tokens, and let the trainer score them (their sampler log-probs are not theirs)
+      const keep = this.messageStart + same;
+      for (const a of [this.traj.ids, this.traj.lossMask, this.traj.sampleLogProbs, this.traj.sampleEntropies, this.traj.offPolicy]) {
+        a.length = keep;
+      }
+      this.traj.probeReads = this.traj.probeReads.filter((r) => r.index < keep);
+      for (const t of ids.slice(same)) this.record(t, 1, 0, 0);
+      this.traj.rescore = true;
+      this.rewind = read - same;
+      this.message = ids;
+    }
+    if (cut) this.closeCut();
+    else this.record(this.imEnd, 1, 0, 0); // the appended end, where the sampled one was
+    return [...ids.slice(same), this.imEnd];
   }
 
   /** The finished Trajectory with the checker's verdict. */
@@ -148,7 +201,8 @@ export class RolloutRow {
   /** A message is complete (its tokens already recorded): step the environment and queue what to read next. */
   private finishMessage(toFeed: number[], scripted: boolean): void {
     const ctx = this.ctx;
-    const content = ctx.tokenizer.decode(this.message);
+    // the environment reads the message as text; the paper's pipeline decodes it with the special tokens skipped (E2)
+    const content = ctx.tokenizer.decode(this.message, { skipSpecial: ctx.pipeline.retokenize && !scripted });
     const mode = messageMode(content, ctx.syntax);
     this.traj.messages.push({ content, mode, state: stateOfMode(mode), start: this.messageStart, end: this.traj.ids.length, scripted });
     const tEnv = performance.now();

@@ -21,6 +21,7 @@ import { Task } from '../../envs/task';
 import { rollout } from '../rollout';
 import { evaluateModel } from '../evaluate';
 import type { GRPOConfig } from './config';
+import { PipelineConfig, defaultPipelineConfig } from '../pipeline';
 import { controlCollapse, stateShares } from '../../format/states';
 import { StructuralState } from '../../format/types';
 import { runProbe } from '../../diagnostics/probe';
@@ -146,10 +147,14 @@ export function stateFields(trajs: Trajectory[]):
     controlCollapse: states.length ? control / states.length : 0 };
 }
 
-/** Greedy validation on `valTasks` (overall, per category, states): the paper's validation, as step-record fields. */
-export function validationFields(model: GPT, tok: Tokenizer, valTasks: Task[], cfg: GRPOConfig): Partial<GRPOStepRecord> {
+/**
+ * Greedy validation on `valTasks` (overall, per category, states): the paper's validation, as step-record fields, in
+ * the environment the run trains in (`pipe`: lib/train/pipeline.ts).
+ */
+export function validationFields(model: GPT, tok: Tokenizer, valTasks: Task[], cfg: GRPOConfig, pipe: PipelineConfig = defaultPipelineConfig):
+  Partial<GRPOStepRecord> {
   const val = evaluateModel(model, tok, valTasks, {
-    maxAssistantMessages: cfg.maxAssistantMessages,
+    maxAssistantMessages: cfg.maxAssistantMessages, closedCallsOnly: pipe.closedCallsOnly,
     rollout: { maxMessageTokens: cfg.maxMessageTokens, maxContext: cfg.maxContext },
   });
   const out: Partial<GRPOStepRecord> = { valAccuracy: val.mean };
@@ -165,7 +170,7 @@ export function validationFields(model: GPT, tok: Tokenizer, valTasks: Task[], c
  * `memoGroupSize` rollouts each. Its own PRNG stream, so the training samples do not depend on whether it runs.
  */
 export function memorisationFields(model: GPT, tok: Tokenizer, cfg: GRPOConfig, trainTasks: Task[], seen: ReadonlySet<string>,
-  unseen: Task[], stepNo: number): Partial<GRPOStepRecord> {
+  unseen: Task[], stepNo: number, pipe: PipelineConfig = defaultPipelineConfig): Partial<GRPOStepRecord> {
   const k = cfg.memoTasksPerCategory;
   if (k === 0 || unseen.length === 0) return {};
   const rng = new Rng(cfg.seed * 100_003 + stepNo);
@@ -178,8 +183,8 @@ export function memorisationFields(model: GPT, tok: Tokenizer, cfg: GRPOConfig, 
   const reward = (tasks: Task[]) => {
     if (tasks.length === 0) return NaN;
     const episodes = tasks.flatMap((t) => Array.from({ length: cfg.memoGroupSize }, () =>
-      new Episode(t, { syntax: 'json', maxAssistantMessages: cfg.maxAssistantMessages })));
-    const trajs = rollout(model, tok, episodes, { rng: rng.fork(),
+      new Episode(t, { syntax: 'json', maxAssistantMessages: cfg.maxAssistantMessages, closedCallsOnly: pipe.closedCallsOnly })));
+    const trajs = rollout(model, tok, episodes, { rng: rng.fork(), pipeline: pipe,
       config: { temperature: cfg.temperature, greedy: false, maxMessageTokens: cfg.maxMessageTokens, maxContext: cfg.maxContext } });
     return mean(trajs.map((t) => t.reward));
   };

@@ -44,6 +44,8 @@ export interface MiniBatch {
   micro: MicroBatch[];
   /** Trained tokens of the whole mini-batch: the token-mean's denominator in every micro-batch. */
   targetCount: number;
+  /** Rollouts in the mini-batch (veRL's mini-batch size, the weight of a micro-batch under pipeline E5). */
+  rows: number;
   /** Index of the mini-batch's first group (its tasks are groups first .. first + promptsPerMiniBatch). */
   firstGroup: number;
   /** Each group's shared prompt (its micro-batches hold the rest of the rows), or null. */
@@ -102,7 +104,7 @@ export function prepareMiniBatches(a: PrepareArgs): Prepared {
       const rows = a.trajs.slice(s, s + mbSize);
       const groupOf = (b: number) => Math.floor(b / a.groupSize); // row -> its group in this mini-batch
       const prefix = a.sharePrompts ? groupPrompts(rows, a.groupSize, a.maxContext) : null;
-      const mb: MiniBatch = { micro: [], targetCount: 0, firstGroup: s / a.groupSize, prefix };
+      const mb: MiniBatch = { micro: [], targetCount: 0, rows: rows.length, firstGroup: s / a.groupSize, prefix };
       minibatches.push(mb);
       const starts = rows.map((_, b) => (prefix === null ? 0 : prefix.lens[groupOf(b)])); // [rows] first token of each row's own part
       // keys and values of the prompts, per policy, made when a micro-batch first needs them

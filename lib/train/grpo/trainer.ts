@@ -28,6 +28,7 @@ import { disposeMiniBatches, prepareMiniBatches } from './prepare';
 import { UpdateStats, updateMiniBatch } from './update';
 import { probeFields, rolloutFields, splitFields, splitReadRequest, stateFields, updateFields } from './instruments';
 import { SyncSignal } from './signal';
+import { PipelineConfig, defaultPipelineConfig } from '../pipeline';
 
 export interface TrainerArgs {
   model: GPT;
@@ -41,6 +42,8 @@ export interface TrainerArgs {
   signal?: SyncSignal;
   /** Measure the probe, the gradient split and the message states (default true); off, those fields are NaN. */
   instruments?: boolean;
+  /** The paper's pipeline differences (lib/train/pipeline.ts); default all off, the exact pipeline. */
+  pipeline?: PipelineConfig;
 }
 
 /** The trainer's mutable state that a checkpoint must hold for an exact resume. */
@@ -75,6 +78,7 @@ export class GRPOTrainer {
   private readonly schedule: (s: number) => number;
   /** Training tasks drawn so far, in first-draw order. */
   private readonly seenIds = new Set<string>();
+  private readonly pipeline: PipelineConfig;
 
   constructor(private readonly args: TrainerArgs) {
     validateGRPOConfig(args.config);
@@ -82,6 +86,7 @@ export class GRPOTrainer {
       throw new Error(`grpo: ${args.trainTasks.length} training tasks < promptsPerStep ${args.config.promptsPerStep}`);
     }
     this.config = args.config;
+    this.pipeline = args.pipeline ?? defaultPipelineConfig;
     this.model = args.model;
     this.rng = new Rng(args.config.seed);
     this.opt = new AdamW(args.model.params(), { weightDecay: args.config.weightDecay, maxGradNorm: args.config.maxGradNorm });
@@ -133,7 +138,8 @@ export class GRPOTrainer {
       for (let i = 0; i < cfg.groupSize; i++) {
         const plan = this.args.signal?.plan ? this.args.signal.plan(task, i) : {};
         // HBG: the episode samples with the hint, and its trajectory records the hint-free prompt (rollout_row.ts)
-        episodes.push(new Episode(task, { syntax: 'json', maxAssistantMessages: cfg.maxAssistantMessages, hint: plan.hint }));
+        episodes.push(new Episode(task, { syntax: 'json', maxAssistantMessages: cfg.maxAssistantMessages, hint: plan.hint,
+          closedCallsOnly: this.pipeline.closedCallsOnly }));
         scripts.push(plan.script);
       }
     }
@@ -142,6 +148,7 @@ export class GRPOTrainer {
       rng: this.rng.fork(),
       scripts,
       config: { ...samplingConfig(cfg), sharePrompts: cfg.sharePrompts },
+      pipeline: this.pipeline,
       probeRead: this.instrumented ? { prefix: [tok.id(TOOL_CALL_OPEN), tok.id('\n')], tokens: probeTokenIds(tok) } : undefined,
     });
     return { tasks, trajs, seconds: (Date.now() - t0) / 1000 };
@@ -179,7 +186,8 @@ export class GRPOTrainer {
       const updates: UpdateStats[] = [];
       for (let epoch = 0; epoch < cfg.ppoEpochs; epoch++) { // ppoEpochs = 1 in the paper: one pass over the mini-batches
         prep.minibatches.forEach((mb, i) => {
-          updates.push(updateMiniBatch(this.model, this.opt, mb, cfg, lr, { signal: this.args.signal, extra: extras[i], stepNo }));
+          updates.push(updateMiniBatch(this.model, this.opt, mb, { ...cfg, microBatchWeights: this.pipeline.microBatchWeights }, lr,
+            { signal: this.args.signal, extra: extras[i], stepNo }));
         });
       }
       // tokens the update reads: each micro-batch, plus each mini-batch's shared prompts (read once per epoch)

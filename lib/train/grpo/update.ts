@@ -5,7 +5,9 @@
  * AdamW step with global-norm clipping.
  *
  * The micro-batches' terms are each divided by the mini-batch's token count, so their sum is the mini-batch's
- * token-mean: the same loss and gradient as one padded batch, up to the order of float sums.
+ * token-mean: the same loss and gradient as one padded batch, up to the order of float sums. The paper's veRL
+ * instead takes each micro-batch's own token-mean, weighted by its share of the mini-batch's rows (dynamic batch
+ * size; `microBatchWeights`, lib/train/pipeline.ts E5): its denominator is then tokens x rows(mini) / rows(micro).
  *
  * With shared prompts (MiniBatch.prefix) the prompts' keys and values K(theta) are computed once, outside the
  * tape, and the micro-batches differentiate w.r.t. them as well as the parameters; the chain rule then adds
@@ -40,11 +42,21 @@ function accumulate(acc: Map<string, tf.Tensor>, grads: Map<string, tf.Tensor>):
 /** The loss terms of one mini-batch (token-means over its trained tokens), before the optimizer step. */
 export type LossTerms = Omit<UpdateStats, 'gradNorm'>;
 
+/** How a mini-batch's micro-batches are averaged: the exact token-mean, or veRL's row-weighted one (see above). */
+export interface Aggregation {
+  microBatchWeights?: boolean;
+}
+
+/** The token-mean's denominator for micro-batch `m` of `mb`. */
+function denominator(mb: MiniBatch, m: MiniBatch['micro'][number], agg: Aggregation): number {
+  return agg.microBatchWeights ? m.batch.targetCount * mb.rows / m.batch.inputs.shape[0] : mb.targetCount;
+}
+
 /**
  * Loss and gradients of one mini-batch: every micro-batch's part, then the signal's extra loss, summed. The
  * caller owns (and disposes) the gradients.
  */
-export function miniBatchGrads(model: GPT, mb: MiniBatch, cfg: PolicyLossConfig & { entropyCoef: number },
+export function miniBatchGrads(model: GPT, mb: MiniBatch, cfg: PolicyLossConfig & { entropyCoef: number } & Aggregation,
   opts: { signal?: SyncSignal; extra?: PaddedBatch | null } = {}): { terms: LossTerms; grads: Map<string, tf.Tensor> } {
   const sig = opts.signal;
   const acc = new Map<string, tf.Tensor>();
@@ -62,13 +74,14 @@ export function miniBatchGrads(model: GPT, mb: MiniBatch, cfg: PolicyLossConfig 
         const logp = rowLogProbs(logits, m.batch.trainedTargets); // [M]
         const { adv, off } = m.batch.extras; // [M] each
         const offPolicy = sig?.offPolicyLoss ? { mask: off, loss: sig.offPolicyLoss(logp, adv) } : undefined;
-        const t = policyLoss(logp, m.old, m.ref, adv, null, cfg, offPolicy, mb.targetCount);
+        const denom = denominator(mb, m, cfg);
+        const t = policyLoss(logp, m.old, m.ref, adv, null, cfg, offPolicy, denom);
         let loss = t.loss;
         if (cfg.entropyCoef !== 0) {
           // verl's entropy bonus: loss - entropyCoef * token-mean entropy (the paper's script sets it to 0)
           const [M, V] = logits.shape;
           const ent = tf.sum(entropyFromLogits(tf.reshape(logits, [1, M, V]) as tf.Tensor3D));
-          loss = tf.sub(loss, tf.mul(tf.div(ent, Math.max(mb.targetCount, 1)), cfg.entropyCoef)) as tf.Scalar;
+          loss = tf.sub(loss, tf.mul(tf.div(ent, Math.max(denom, 1)), cfg.entropyCoef)) as tf.Scalar;
         }
         kept = tf.keep(tf.stack([loss, t.pgLoss, t.kl, t.clipFrac, t.dualClipFrac]) as tf.Tensor1D);
         return loss;
@@ -143,7 +156,8 @@ function promptGrads(model: GPT, ids: tf.Tensor2D, dKV: Map<string, tf.Tensor>):
 }
 
 /** miniBatchGrads, then one AdamW step with global-norm clipping; refuses a non-finite loss before the step. */
-export function updateMiniBatch(model: GPT, opt: AdamW, mb: MiniBatch, cfg: PolicyLossConfig & { entropyCoef: number }, lr: number,
+export function updateMiniBatch(model: GPT, opt: AdamW, mb: MiniBatch, cfg: PolicyLossConfig & { entropyCoef: number } & Aggregation,
+  lr: number,
   opts: { signal?: SyncSignal; extra?: PaddedBatch | null; stepNo: number }): UpdateStats {
   const { terms, grads } = miniBatchGrads(model, mb, cfg, opts);
   try {
