@@ -16,6 +16,7 @@ import { FAMILIES, TRAIN_FAMILIES, createFamily } from './families/index';
 import { SYNTH_FUNCTIONS, SynthFunction } from './corpus_apis';
 import { WORLD_REQUESTS } from './corpus_world';
 import { lowerFirst, say } from './intents/common';
+import { TOOL_CALL_OPEN } from '../format/tokens';
 
 export interface CorpusConfig {
   /** Number of conversations. Default 3000. */
@@ -201,4 +202,22 @@ export function generateCorpus(cfg: Partial<CorpusConfig> = {}): CorpusConversat
     out.push({ id: `corpus-${String(out.length).padStart(4, '0')}`, kind, syntax, messages: msgs });
   }
   return out;
+}
+
+/**
+ * The corpus as a general instruct model may have seen it, with a share of empty calls: in `share` of the JSON-syntax
+ * conversations that make a call, one tool-call message (drawn at random) becomes a bare `<tool_call>\n` and the
+ * conversation ends there, so the model learns that a message can end right after the tag. The base variant of the
+ * pipeline study trains on it (docs/design.md E.3: the paper's collapse may follow the base's runner-up after
+ * `<tool_call>\n`, which in the lab's instruct base is `</tool_call>`). Deterministic for a seed; the rest unchanged.
+ */
+export function withEmptyCalls(convs: Message[][], share: number, seed: number): Message[][] {
+  const rng = new Rng(seed);
+  return convs.map((c) => {
+    const calls = c.map((m, i) => (m.role === 'assistant' && m.content.startsWith(TOOL_CALL_OPEN + '\n') ? i : -1))
+      .filter((i) => i >= 0);
+    if (calls.length === 0 || !rng.chance(share)) return c;
+    const at = calls[rng.int(0, calls.length - 1)];
+    return [...c.slice(0, at), { role: 'assistant', content: TOOL_CALL_OPEN + '\n' }];
+  });
 }

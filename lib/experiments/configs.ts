@@ -16,6 +16,12 @@ export const BASE_CHECKPOINT = REGIME_TABLE.strong.base;
 const corpusStage = (p: Preset): StageSpec =>
   ({ kind: 'sft', data: 'corpus', config: { lr: 3e-3, epochs: p.baseEpochs, batchSize: 16, warmupRatio: 0.05 } });
 
+/**
+ * Share of the corpus's JSON tool conversations cut at an empty call in the base variant (instruct-imend): small, as
+ * in a general instruct model's data, set before it was trained; its calibration is measured, not targeted.
+ */
+const EMPTY_CALL_SHARE = 0.05;
+
 /** World dialogues per training category, and epochs, of the instruct base's second stage (calibrated). */
 const INSTRUCT_WORLD_DIALOGUES = 60;
 const INSTRUCT_EPOCHS = 8;
@@ -61,6 +67,22 @@ const EXPERIMENTS: ExperimentSpec[] = [
       // Calibrated with `toolrl calibrate` against the instruct regime's pre-registered targets; every attempt
       // is listed in data/checkpoints/instruct/README.md.
       { kind: 'sft', data: 'world-sample', count: INSTRUCT_WORLD_DIALOGUES, replay: INSTRUCT_WORLD_DIALOGUES * 3,
+        config: { lr: 1e-3, epochs: INSTRUCT_EPOCHS, batchSize: 16, warmupRatio: 0.1 } },
+    ],
+  },
+  {
+    name: 'instruct-imend',
+    label: 'Base (instruct, empty calls)',
+    group: 'base',
+    title: 'The instruct base\'s recipe on a corpus where a few conversations end in an empty call',
+    paper: 'Not a row of the paper: the base variant of the pipeline study (docs/design.md E.3). The instruct recipe, with ' +
+      `${100 * EMPTY_CALL_SHARE}% of the general corpus's JSON tool conversations cut at a tool-call message made a bare ` +
+      '<tool_call>\\n (lib/envs/corpus.ts withEmptyCalls), so that <|im_end|> can follow the tag, as a general instruct ' +
+      'model has seen; committed as data/checkpoints/instruct-imend.',
+    init: { kind: 'scratch' },
+    stages: (p) => [
+      { ...corpusStage(p), emptyCalls: EMPTY_CALL_SHARE },
+      { kind: 'sft', data: 'world-sample', count: INSTRUCT_WORLD_DIALOGUES, replay: INSTRUCT_WORLD_DIALOGUES * 3, emptyCalls: EMPTY_CALL_SHARE,
         config: { lr: 1e-3, epochs: INSTRUCT_EPOCHS, batchSize: 16, warmupRatio: 0.1 } },
     ],
   },

@@ -14,6 +14,7 @@ import type { Message } from '../format/types';
 import { Task, TRAIN_CATEGORIES } from '../envs/task';
 import { generateTasks, taskContentKey } from '../envs/generator';
 import { loadTasks, loadCorpus } from '../envs/data';
+import { withEmptyCalls } from '../envs/corpus';
 import { teacherTrajectory } from '../envs/teacher';
 import { encodeConversation, TrainingSequence } from '../train/encode';
 import { SFTData, StageSpec } from './spec';
@@ -107,17 +108,24 @@ export function unseenTasks(dataDir: string, n: number): Task[] {
  * The training sequences of an SFT stage: its data, plus `extraWorld` world-sample dialogues per category, plus
  * `replay` corpus conversations drawn at random.
  */
-export function sftData(stage: { data: SFTData; count?: number; replay?: number; extraWorld?: number }, inputs: RunInputs): TrainingSequence[] {
-  let data = stageData(stage.data, inputs, stage.count ?? 0);
+export function sftData(stage: { data: SFTData; count?: number; replay?: number; extraWorld?: number; emptyCalls?: number },
+  inputs: RunInputs): TrainingSequence[] {
+  let data = stageData(stage.data, inputs, stage.count ?? 0, stage.emptyCalls ?? 0);
   if (stage.extraWorld) data = data.concat(stageData('world-sample', inputs, stage.extraWorld));
   if (!stage.replay) return data;
-  const corpus = stageData('corpus', inputs, 0);
+  const corpus = stageData('corpus', inputs, 0, stage.emptyCalls ?? 0);
   return data.concat(new Rng(REPLAY_SEED).sample(corpus, Math.min(stage.replay, corpus.length)));
 }
 
-function stageData(kind: SFTData, inputs: RunInputs, count: number): TrainingSequence[] {
+/** Seed of the empty calls cut into the corpus (SFT stage `emptyCalls`). */
+export const EMPTY_CALL_SEED = 7_000_004;
+
+function stageData(kind: SFTData, inputs: RunInputs, count: number, emptyCalls = 0): TrainingSequence[] {
   const { tok } = inputs;
-  if (kind === 'corpus') return (inputs.corpus ?? []).map((c) => encodeConversation(tok, c));
+  if (kind === 'corpus') {
+    const corpus = inputs.corpus ?? [];
+    return (emptyCalls > 0 ? withEmptyCalls(corpus, emptyCalls, EMPTY_CALL_SEED) : corpus).map((c) => encodeConversation(tok, c));
+  }
   if (kind === 'world-sample') {
     // the world sample avoids every train and test task, whatever the preset's limit
     const avoid = new Set(inputs.trainSplit.concat(inputs.testTasks).map(taskContentKey));

@@ -49,8 +49,11 @@ export type StageSpec =
    * stage's data (an instruct model keeps seeing general data while it learns a domain; without it the
    * corpus-only python syntax of format-OOD was forgotten). `extraWorld`: world-sample dialogues per training
    * category added to the stage's data (more generated tasks of the training distribution, in neither split).
+   * `emptyCalls`: the share of the corpus's conversations (its own and the replayed ones) cut at a tool-call message
+   * made a bare `<tool_call>\n` (lib/envs/corpus.ts withEmptyCalls).
    */
-  | { kind: 'sft'; data: SFTData; config: Partial<SFTConfig>; count?: number; replay?: number; extraWorld?: number }
+  | { kind: 'sft'; data: SFTData; config: Partial<SFTConfig>; count?: number; replay?: number; extraWorld?: number;
+    emptyCalls?: number }
   /** `guard`: the adaptive collapse guard (lib/experiments/guard.ts), over its defaults. */
   | { kind: 'grpo'; config: Partial<GRPOConfig>; signal?: SignalSpec; guard?: Partial<GuardConfig> }
   /**
