@@ -1,8 +1,8 @@
-// `npm run notebooks`: write the generated markdown cells (lib/report/notebook_cells.ts) into notebooks/*.ipynb.
+// `npm run notebooks`: write the generated markdown cells (lib/report/notebook/cells.ts) into notebooks/*.ipynb.
 // `--check` only lists the notebooks whose cells differ and exits 1 if any do (test/notebooks.cells.test.ts does the same).
 import * as fs from 'fs';
 import * as path from 'path';
-import { expectedCells, toSource, CellLike } from '../lib/report/notebook_cells';
+import { expectedCells, toSource, CellLike } from '../lib/report/notebook/cells';
 
 const dir = path.resolve(__dirname, '..', 'notebooks');
 const check = process.argv.includes('--check');

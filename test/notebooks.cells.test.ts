@@ -1,11 +1,11 @@
-// The markdown cells every results notebook repeats come from one source (lib/report/notebook_cells.ts): each
+// The markdown cells every results notebook repeats come from one source (lib/report/notebook/cells.ts): each
 // notebook's copy must be what `npm run notebooks` writes, and what its RETRAIN cell names must be trainable.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CellLike, RETRAIN_HEADING, SETUP_HEADING, expectedCells, retrainConfigs, retrainMarkdown } from '../lib/report/notebook_cells';
+import { CellLike, RETRAIN_HEADING, SETUP_HEADING, expectedCells, retrainConfigs, retrainMarkdown } from '../lib/report/notebook/cells';
 import { getExperiment } from '../lib/experiments/configs';
 
 const DIR = path.resolve(__dirname, '..', 'notebooks');

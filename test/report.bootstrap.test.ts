@@ -1,8 +1,8 @@
-// The bootstrap intervals of the tables (lib/report/bootstrap.ts) on outcomes whose answer is known.
+// The bootstrap intervals of the tables (lib/report/stats/bootstrap.ts) on outcomes whose answer is known.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Rng } from '../lib/prng';
-import { differenceInterval, formatInterval, scoreInterval } from '../lib/report/bootstrap';
+import { differenceInterval, formatInterval, scoreInterval } from '../lib/report/stats/bootstrap';
 
 const cats = ['a', 'b'];
 const constant = (x: '0' | '1', n: number) => ({ a: x.repeat(n), b: x.repeat(n) });

@@ -1,7 +1,7 @@
 // Real conversations from rollout records: one example per structural state, replayed into the whole dialogue.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { exampleMarkdown, exampleMessages, replayConversation } from '../lib/report/conversations';
+import { exampleMarkdown, exampleMessages, replayConversation } from '../lib/report/notebook/conversations';
 import { teacherAssistantMessages, teacherTrajectory } from '../lib/envs/teacher';
 import type { RolloutRecord } from '../lib/train/records';
 import { tasks } from './helpers';
@@ -10,15 +10,21 @@ const rec = (step: number, messages: string[], states: string[], extra: Partial<
   stage: 0, step, taskId: 't', category: 'base', group: 0, index: 0, reward: 0, errorTurn: null, messages, states, scripted: false, ...extra,
 });
 
-test('exampleMessages: per state the latest sampled message in it; scripted rollouts and absent states are skipped', () => {
+const CALL = '<tool_call>\n{"name": "ls", "arguments": {}}\n</tool_call>\n';
+const LOOP = ' to'.repeat(30);
+
+test('exampleMessages: per state the latest sampled message in it, by the current rule, whatever the record says', () => {
   const records = [
-    rec(1, ['a', 'b'], ['healthyCall', 'pollution']),
-    rec(10, ['c', 'd'], ['pollution', 'fullCollapse'], { index: 3 }),
-    rec(20, ['gt'], ['healthyCall'], { scripted: true }),
+    rec(1, [CALL, `${CALL} Done.`], ['healthyCall', 'pollution']),
+    // recorded as a healthy response by a run made before loops were full collapse: it is shown as the collapse it is
+    rec(10, [`Sure. ${CALL}`, LOOP], ['pollution', 'healthyResponse'], { index: 3 }),
+    rec(20, [CALL], ['healthyCall'], { scripted: true }),
   ];
   const ex = exampleMessages(records);
   assert.deepEqual(ex.map((e) => [e.state, e.record.step, e.message]), [['healthyCall', 1, 0], ['pollution', 10, 0], ['fullCollapse', 10, 1]]);
-  assert.match(exampleMarkdown(ex[2], 'vanilla-rl seed 1'), /^\*\*fullCollapse\*\* \(vanilla-rl seed 1, RL step 10 \(stage 0\), task t, rollout 3, message 2 of 2, reward 0\)\n\n```\nd\n```$/);
+  assert.equal(ex[2].mode, 'loop');
+  assert.match(exampleMarkdown(ex[2], 'vanilla-rl seed 1'),
+    /^\*\*fullCollapse\*\* · repetition loop \(vanilla-rl seed 1, RL step 10 \(stage 0\), task t, rollout 3, message 2 of 2, reward 0\)\n\n```\n( to)+\n```$/);
   assert.match(exampleMarkdown({ ...ex[0], record: rec(1, [''], ['fullCollapse']) }, 'r'), /\(empty message\)/);
 });
 

@@ -1,4 +1,4 @@
-// Every verdict of every findings rule (lib/report/findings.ts) on a hand-made store whose outcome is known by
+// Every verdict of every findings rule (lib/report/tables/findings.ts) on a hand-made store whose outcome is known by
 // construction: one fixture per verdict, so loosening a rule (calling a loss "not shown", a one-run spike "partly")
 // fails here. Accuracies are spread evenly over each category's tasks, so a 40% run passes 40% of any prefix too.
 import { test } from 'node:test';
@@ -7,8 +7,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ExperimentSpec } from '../lib/experiments/spec';
-import { loadResults } from '../lib/report/results';
-import { Verdict, findings, findingsTable } from '../lib/report/findings';
+import { loadResults } from '../lib/report/store/results';
+import { Verdict, findings, findingsTable } from '../lib/report/tables/findings';
 
 const ID_CATS = ['base', 'miss_func', 'miss_param', 'long_context'];
 const OOD_CATS = ['base', 'miss_param', 'miss_func'];

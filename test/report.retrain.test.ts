@@ -1,10 +1,10 @@
-// The notebooks' shared RETRAIN cell (lib/report/retrain.ts): off by default, refuses without the base
+// The notebooks' shared RETRAIN cell (lib/report/notebook/retrain.ts): off by default, refuses without the base
 // checkpoint, rejects unknown names before training, and when on runs the configs and hands back their store.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as path from 'path';
-import { retrainCell } from '../lib/report/retrain';
+import { retrainCell } from '../lib/report/notebook/retrain';
 import { tmpDir } from './helpers';
 
 test('off: nothing is trained or written, and no store comes back', async () => {

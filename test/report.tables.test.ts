@@ -9,15 +9,18 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ExperimentSpec } from '../lib/experiments/spec';
-import { loadResults, ResultsStore } from '../lib/report/results';
-import { accuracyTable, oodTable, lrTable, stateTable, capabilityTable, guardTable, sftDoseTable, collapseCell, baseValAccuracy } from '../lib/report/tables';
+import { loadResults, ResultsStore } from '../lib/report/store/results';
+import { accuracyTable, oodTable } from '../lib/report/tables/headline';
+import { lrTable, stateTable, capabilityTable } from '../lib/report/tables/collapse';
+import { guardTable, sftDoseTable } from '../lib/report/tables/beyond';
+import { collapseCell, baseValAccuracy } from '../lib/report/tables/base';
 import { summarizeRL } from '../lib/experiments/summary';
-import { toCSV, toMarkdown, toHtml, toText } from '../lib/report/render';
-import { valAccuracyFigure, rewardFigure, probeFigure, gradSplitFigure, collapseFigure, methodRuns, meanCurve, branchFigure } from '../lib/report/figures';
+import { toCSV, toMarkdown, toHtml, toText } from '../lib/report/render/tables';
+import { valAccuracyFigure, rewardFigure, probeFigure, gradSplitFigure, collapseFigure, methodRuns, meanCurve, branchFigure } from '../lib/report/figures/curves';
 import { buildReport } from '../lib/report/build';
-import { branchLabels, branchTable } from '../lib/report/branches';
-import { precursorTable, rewardHalvedAt } from '../lib/report/precursor';
-import { formatLr } from '../lib/report/stats';
+import { branchLabels, branchTable } from '../lib/report/tables/branches';
+import { precursorTable, rewardHalvedAt } from '../lib/report/tables/precursor';
+import { formatLr } from '../lib/report/stats/seeds';
 
 const spec = (name: string, group: ExperimentSpec['group'], sweepLr?: number): ExperimentSpec => ({
   name, label: `L-${name}`, group, sweepLr, title: name, paper: '', init: { kind: 'checkpoint', path: 'x' }, stages: () => [],
@@ -39,11 +42,28 @@ const rl = (peak: number, final: number, collapseStep: number | null, fullCollap
   finalProbe: { pJsonOpen: 0.5, pImEnd: 0.3, pToolCall: 0.1 }, finalReward: 0.1,
 });
 
+/**
+ * A run folder. An RL run also gets a rollout sample at its last RL step whose ten messages are full collapse (loops)
+ * in the share its summary's finalStates names and healthy calls otherwise: the tables read the RL states from there.
+ */
 function writeRun(root: string, config: string, seed: number, summary: object, metrics: object[]): void {
   const dir = path.join(root, 'quick', config, `seed-${seed}`);
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, 'summary.json'), JSON.stringify({ config, seed, backend: 'cpu', seconds: 1, ...summary }));
   fs.writeFileSync(path.join(dir, 'metrics.jsonl'), metrics.map((m) => JSON.stringify(m)).join('\n') + '\n');
+  writeSample(dir, summary, metrics);
+}
+
+function writeSample(dir: string, summary: object, metrics: object[]): void {
+  const last = (metrics as { phase?: string; step?: number; stage?: number }[]).filter((m) => m.phase === 'grpo').pop();
+  const rl = (summary as { rl?: { finalStates?: { fullCollapse: number } } | null }).rl;
+  const collapse = rl?.finalStates?.fullCollapse;
+  if (last && collapse !== undefined) {
+    const n = Math.round(collapse * 10);
+    const messages = Array.from({ length: 10 }, (_, i) => (i < n ? ' to'.repeat(30) : '<tool_call>\n{"name": "ls", "arguments": {}}\n</tool_call>\n'));
+    fs.writeFileSync(path.join(dir, 'rollouts-sample.jsonl'), JSON.stringify({ stage: last.stage ?? 0, step: last.step, taskId: 't',
+      category: 'base', group: 0, index: 0, reward: 0, errorTurn: null, messages, states: [], scripted: false }) + '\n');
+  }
 }
 const grpo = (step: number, val: number | null, reward: number) => ({
   phase: 'grpo', step, globalStep: step, reward, pJsonOpen: 0.5, pImEnd: 0.2, pToolCall: 0.1,
@@ -274,7 +294,9 @@ test('branch runs under <preset>/branches/ load with their parent; branchFigure 
   fs.writeFileSync(path.join(dir, 'summary.json'), JSON.stringify({ config: 'ets', seed: 1, backend: 'cpu', seconds: 1,
     eval: { id: evalOf([0.2, 0.2, 0.2, 0.2]) }, rl: rl(0.4, 0.3, null, 0.1) }));
   const after = { ...grpo(10, 0.3, 0.2), pToolCall: 0.7 };
-  fs.writeFileSync(path.join(dir, 'metrics.jsonl'), [grpo(1, null, 0.2), grpo(5, 0.4, 0.3), after].map((m) => JSON.stringify(m)).join('\n') + '\n');
+  const branchMetrics = [grpo(1, null, 0.2), grpo(5, 0.4, 0.3), after];
+  fs.writeFileSync(path.join(dir, 'metrics.jsonl'), branchMetrics.map((m) => JSON.stringify(m)).join('\n') + '\n');
+  writeSample(dir, { rl: rl(0.4, 0.3, null, 0.1) }, branchMetrics);
   const again = loadResults('quick', root, SPECS);
   assert.deepEqual(again.branches.map((b) => [b.name, b.config, b.step]), [['ets-from-vanilla-rl-seed-1-at-5', 'ets', 5]]);
   assert.equal(again.branches[0].parentMetrics.length, 3);

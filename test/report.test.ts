@@ -6,10 +6,10 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { lineFigure, plotDivHtml, writeHtmlReport, scriptSafeJson } from "../lib/report/plotly";
-import { tableHtml, tableText } from "../lib/report/table";
-import { showPlot, showTable, liveProgress } from "../lib/report/display";
-import { pickResultsPreset } from "../lib/report/notebook";
+import { lineFigure, plotDivHtml, writeHtmlReport, scriptSafeJson } from "../lib/report/figures/plotly";
+import { tableHtml, tableText } from "../lib/report/render/rows";
+import { showPlot, showTable, liveProgress } from "../lib/report/notebook/display";
+import { pickResultsPreset } from "../lib/report/notebook/views";
 
 test("lineFigure uses {text} titles (plotly 3 ignores bare strings)", () => {
   const fig = lineFigure({ title: "T", x: [0, 1], series: [{ name: "a", y: [1, 2] }], xTitle: "step", yTitle: "v" });

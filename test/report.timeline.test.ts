@@ -3,9 +3,9 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { collapseEvents, collapseVerdict, eventSentence, markEvents, ordered, showcaseSeed } from '../lib/report/timeline';
-import { collapseFigure } from '../lib/report/figures';
-import type { ExperimentResults } from '../lib/report/results';
+import { collapseEvents, collapseVerdict, eventSentence, markEvents, ordered, showcaseSeed } from '../lib/report/figures/timeline';
+import { collapseFigure } from '../lib/report/figures/curves';
+import type { ExperimentResults } from '../lib/report/store/results';
 
 /**
  * 12 RL steps at global steps 1..12: p(<tool_call>) reaches 0.01 at step 4, p({") falls below 0.9 at step 6,

@@ -14,7 +14,7 @@ import { PRESETS, Preset, getPreset } from '../experiments/presets';
 import { DEFAULT_RESULTS_ROOT, isDefaultResultsRoot } from '../experiments/store';
 import { DEFAULT_REGIME, REGIMES } from '../experiments/regimes';
 import type { BuiltReport } from '../report/build';
-import type { ReportTable } from '../report/tables';
+import type { ReportTable } from '../report/tables/base';
 import { childPath } from '../experiments/plan';
 import { shq } from '../experiments/slurm';
 import { SLURM_OPTIONS, checkSlurmArgs, slurmReproduce, slurmStatus } from './slurm';
@@ -54,7 +54,7 @@ function requireFinishedRun(preset: Preset, root: string): void {
  * then the run folders left out as unfinished (report.html lists them too: the terminal must not drop them silently).
  */
 async function printTables(built: BuiltReport, out: string, storeDir: string): Promise<void> {
-  const { toText } = await import('../report/render');
+  const { toText } = await import('../report/render/tables');
   for (const id of ['table1-id', 'table2-ood', 'table-lr', 'table-capability']) {
     const t = built.tables.find((x: ReportTable) => x.id === id);
     if (t) process.stdout.write('\n' + toText(t) + '\n');

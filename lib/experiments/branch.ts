@@ -58,7 +58,7 @@ export function keepBranchPoint(out: string, step: number): void {
 /**
  * Where a branch run goes unless --out says otherwise: beside the preset's experiments, under
  * `<root>/<preset>/branches/<config>-from-<parent config>-<parent seed folder>-at-<step>/`, where the report
- * and the notebooks find it (lib/report/results.ts) and git keeps it (unlike a run's own `branches/` points).
+ * and the notebooks find it (lib/report/store/results.ts) and git keeps it (unlike a run's own `branches/` points).
  */
 export function branchResultsDir(preset: string, config: string, from: string, step: number, root = DEFAULT_RESULTS_ROOT): string {
   const parent = fs.existsSync(path.join(from, 'run.json')) ? readRunJson(from).config : undefined;

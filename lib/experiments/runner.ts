@@ -103,7 +103,7 @@ export interface RunSummary {
 /**
  * One split's final evaluation in summary.json: the accuracies and state shares, and the outcome of every
  * task (per category, one character per task in split order, '1' = passed) for confidence intervals over
- * tasks and paired comparisons between methods (lib/report/bootstrap.ts).
+ * tasks and paired comparisons between methods (lib/report/stats/bootstrap.ts).
  */
 export type SplitEval = Omit<EvalResult, 'results'> & { outcomes?: Record<string, string> };
 

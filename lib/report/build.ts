@@ -8,22 +8,22 @@
  * Rebuilding is cheap and deterministic, so the report is never edited by hand: change a run, rebuild.
  */
 import * as path from 'path';
-import { ResultsStore, loadResults } from './results';
-import { ReportTable, allTables, baseValAccuracy, collapseVsStart, sweepExperiments, sweepRowName } from './tables';
-import { exampleMarkdown, exampleMessages } from './conversations';
-import { readRolloutSample } from './samples';
-import { branchFigure } from './figures';
-import { branchLabels, branchTable } from './branches';
-import { precursorTable } from './precursor';
-import { memorisationFigure } from './learning';
+import { ResultsStore, loadResults } from './store/results';
+import { ReportTable, baseValAccuracy, collapseVsStart, sweepExperiments, sweepRowName } from './tables/base';
+import { exampleMarkdown, exampleMessages } from './notebook/conversations';
+import { readRolloutSample } from './store/samples';
+import { branchFigure } from './figures/curves';
+import { branchLabels } from './tables/branches';
+import { memorisationFigure } from './tables/learning';
 import { storeTables } from './docs';
-import { formatLr } from './stats';
+import { formatLr } from './stats/seeds';
 import { COLLAPSE_LR } from '../experiments/configs';
-import { toCSV, toMarkdown, toHtml, toJSON } from './render';
-import { PlotlyFigure, ReportSection, escapeHtml, writeHtmlReport } from './plotly';
-import { collapseEvents, markEvents } from './timeline';
-import { valAccuracyFigure, rewardFigure, probeFigure, statesFigure, gradSplitFigure, collapseFigure, collapseRateFigure, methodRuns, hasRL } from './figures';
-import { renderPngs } from './png';
+import { toCSV, toMarkdown, toHtml, toJSON } from './render/tables';
+import { PlotlyFigure, ReportSection, escapeHtml, writeHtmlReport } from './figures/plotly';
+import { collapseEvents, markEvents } from './figures/timeline';
+import { valAccuracyFigure, rewardFigure, probeFigure, statesFigure, gradSplitFigure, collapseFigure,
+  collapseRateFigure, methodRuns, hasRL } from './figures/curves';
+import { renderPngs } from './figures/png';
 import { PAPER_ROWS, PAPER_SOURCE } from './paper';
 import { ExperimentSpec } from '../experiments/spec';
 import { DEFAULT_RESULTS_ROOT } from '../experiments/store';

@@ -8,14 +8,17 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { ResultsStore, loadResults } from './results';
-import { ReportTable, allTables, idAverage } from './tables';
-import { bestTable, memorisationTable, pointsTable } from './learning';
-import { precursorTable } from './precursor';
-import { branchTable } from './branches';
-import { findings, findingsTable } from './findings';
-import { anatomyTable, collapseSummaryTable, loopRuleTable } from './anatomy';
-import { mdCell, toMarkdown } from './render';
+import { ResultsStore, byGroup, loadResults } from './store/results';
+import { ReportTable, idAverage } from './tables/base';
+import { accuracyTable, oodTable } from './tables/headline';
+import { capabilityTable, collapseRateTable, lrTable, stateTable } from './tables/collapse';
+import { guardTable, sftDoseTable } from './tables/beyond';
+import { bestTable, memorisationTable, pointsTable } from './tables/learning';
+import { precursorTable } from './tables/precursor';
+import { branchTable } from './tables/branches';
+import { findings, findingsTable } from './tables/findings';
+import { anatomyTable, collapseSummaryTable, loopRuleTable } from './tables/anatomy';
+import { mdCell, toMarkdown } from './render/tables';
 import { PAPER_ROWS, PAPER_SOURCE } from './paper';
 import { REGIMES, getRegime } from '../experiments/regimes';
 import { getPreset } from '../experiments/presets';
@@ -37,10 +40,18 @@ export function loadRegimeStores(root: string, preset = DOCS_PRESET): RegimeStor
   return REGIMES.map((r) => ({ regime: r, label: r, store: loadResults(getPreset(preset, r).store, root) }));
 }
 
-/** Every table of one store's report, in report order (as build.ts writes them). */
+/** Every table of one store's report, in report order (as build.ts writes them): Tables 1 and 2 always, others when present. */
 export function storeTables(store: ResultsStore): ReportTable[] {
+  const out = [accuracyTable(store), oodTable(store)];
+  if (byGroup(store, 'lr-sweep').length) out.push(lrTable(store));
+  out.push(stateTable(store));
+  const capability = capabilityTable(store);
+  if (capability.rows.length) out.push(capability);
+  if (byGroup(store, 'extra').length) out.push(guardTable(store));
+  if (byGroup(store, 'collapse-rate').length) out.push(collapseRateTable(store));
+  if (byGroup(store, 'sft-dose').length) out.push(sftDoseTable(store));
   const learned = [bestTable(store), memorisationTable(store), pointsTable(store)].filter((t) => t.rows.length);
-  return [...allTables(store), ...learned, precursorTable(store), anatomyTable(store), ...store.branches.map(branchTable)];
+  return [...out, ...learned, precursorTable(store), anatomyTable(store), ...store.branches.map(branchTable)];
 }
 
 const pct = (x: number | undefined | null) => (x === undefined || x === null ? '—' : `${(100 * x).toFixed(1)}%`);
@@ -134,7 +145,7 @@ export function resultsMarkdown(stores: RegimeStore[]): string {
     toMarkdown(findingsTable(stores.map((s) => ({ label: s.label, store: s.store })))),
     '## The collapse this lab has',
     '',
-    'What the collapsed policies write (lib/report/anatomy.ts, from the committed rollouts-sample.jsonl), against the paper\'s ' +
+    'What the collapsed policies write (lib/report/tables/anatomy.ts, from the committed rollouts-sample.jsonl), against the paper\'s ' +
       'signature: a bare `<tool_call>` in 87% of the messages. Every collapsed run, with its modes, is in the table ' +
       '"How each run collapsed" of each regime below.',
     '',

@@ -13,13 +13,13 @@
  *     where SFT phases sit where they happened (notebook.ts shadeSftPhases);
  *   - colours come from a fixed palette in series order (plotly.ts PALETTE); a band shares its line's colour.
  */
-import { MetricRecord, grpoRecords, numberField, stepOf } from '../train/records';
+import { MetricRecord, grpoRecords, numberField, stepOf } from '../../train/records';
 import { PlotlyFigure, lineFigure, LineSeries, legendBeside, seriesStyle, withAlpha } from './plotly';
-import { ResultsStore } from './results';
-import { ExperimentGroup } from '../experiments/spec';
-import { COLLAPSE_LR } from '../experiments/configs';
-import { collapseRateLabel, collapseRateRuns } from './tables';
-import { formatLr } from './stats';
+import { ResultsStore } from '../store/results';
+import { ExperimentGroup } from '../../experiments/spec';
+import { COLLAPSE_LR } from '../../experiments/configs';
+import { collapseRateLabel, collapseRateRuns } from '../tables/collapse';
+import { formatLr } from '../stats/seeds';
 
 /** One line of a per-method figure: a label and the metrics of each of its seeds. */
 export interface MethodRuns {

@@ -1,7 +1,7 @@
 // Plotly figure specs and the HTML that draws them.
 //
 // A figure is plain JSON ({data, layout}), so the same spec can be shown inline in a notebook
-// (lib/report/display.ts) and written into the CLI's report.html (writeHtmlReport below).
+// (lib/report/notebook/display.ts) and written into the CLI's report.html (writeHtmlReport below).
 // Nothing here needs a browser: we only build strings; plotly itself runs in the page.
 
 import * as fs from "node:fs";

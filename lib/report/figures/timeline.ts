@@ -8,10 +8,10 @@
  * number a notebook states about a run comes from here, computed from the store in the cell that prints it, so a
  * sentence can never disagree with the committed data.
  */
-import { ExperimentResults, ResultsStore } from './results';
-import { baseValAccuracy, collapseVsStart } from './tables';
-import { JSON_OPEN_LEVEL, PROBE_LEVEL, firstStep, rewardHalvedAt } from './precursor';
-import { grpoRecords, numberField } from '../train/records';
+import { ExperimentResults, ResultsStore } from '../store/results';
+import { baseValAccuracy, collapseVsStart } from '../tables/base';
+import { JSON_OPEN_LEVEL, PROBE_LEVEL, firstStep, rewardHalvedAt } from '../tables/precursor';
+import { grpoRecords, numberField } from '../../train/records';
 import { PlotlyFigure } from './plotly';
 
 type Seed = ExperimentResults['seeds'][number];

@@ -44,7 +44,7 @@ export function retrainMarkdown(configs: string[], note?: string): string {
     '',
     '**This is the only cell that trains.** By default it trains nothing and every cell reads the results store above.',
     'Start Jupyter with `TOOLRL_RETRAIN=1` (or pass `{ enabled: true }` as its second argument) and `retrainCell`',
-    `(\`lib/report/retrain.ts\`) runs ${list} at the preset \`TOOLRL_PRESET\` (default \`quick\`; \`smoke\` takes seconds`,
+    `(\`lib/report/notebook/retrain.ts\`) runs ${list} at the preset \`TOOLRL_PRESET\` (default \`quick\`; \`smoke\` takes seconds`,
     'and learns nothing) in the regime `TOOLRL_REGIME`, seed 1, into `runs/notebook/<store>/<config>/seed-1`, and',
     '**every later cell then reads that folder instead**. A config that starts from another run (e.g. `fcl-sft-rl` from',
     '`fcl-sft`) needs it earlier in the list; comparisons that were not retrained are reported missing (add them).',

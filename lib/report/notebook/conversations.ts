@@ -9,14 +9,14 @@
  * polluted message and a collapsed one, each with its badge (state and mode), and the report can list them.
  * States and modes are those of the current rule (samples.ts), not the ones a run recorded when it was made.
  */
-import type { Message, MessageMode, StructuralState } from '../format/types';
-import { MODE_LABEL, STRUCTURAL_STATES } from '../format/types';
-import { stateOfMode } from '../format/states';
-import { Episode } from '../envs/episode';
-import type { Task } from '../envs/task';
-import type { RolloutRecord } from '../train/records';
-import { showConversation } from './notebook';
-import { readRolloutSample, recordModes } from './samples';
+import type { Message, MessageMode, StructuralState } from '../../format/types';
+import { MODE_LABEL, STRUCTURAL_STATES } from '../../format/types';
+import { stateOfMode } from '../../format/states';
+import { Episode } from '../../envs/episode';
+import type { Task } from '../../envs/task';
+import type { RolloutRecord } from '../../train/records';
+import { showConversation } from './chat';
+import { readRolloutSample, recordModes } from '../store/samples';
 
 export interface ExampleMessage {
   state: StructuralState;

@@ -9,11 +9,11 @@
 // short text fallback instead and never throw.
 
 import type { Display } from 'tslab';
-import { PlotlyFigure, lineFigure, plotDivHtml, plotlyBundleScript } from './plotly';
-import { TableInput, TableOptions, tableHtml, tableText } from './table';
+import { PlotlyFigure, lineFigure, plotDivHtml, plotlyBundleScript } from '../figures/plotly';
+import { TableInput, TableOptions, tableHtml, tableText } from '../render/rows';
 
-export { lineFigure } from './plotly';
-export type { PlotlyFigure, LineFigureSpec, LineSeries } from './plotly';
+export { lineFigure } from '../figures/plotly';
+export type { PlotlyFigure, LineFigureSpec, LineSeries } from '../figures/plotly';
 
 interface TslabModule {
   display: Display;
@@ -24,7 +24,7 @@ interface TslabModule {
 
 // tslab's executor sets globalThis.__tslab__ in the kernel process before running any cell, and
 // our kernelspec (jupyter/kernels/toolrl-tslab) sets TOOLRL_TSLAB_KERNEL=1. Either is enough.
-function inTslabKernel(): boolean {
+export function inTslabKernel(): boolean {
   const g = globalThis as { __tslab__?: unknown };
   return g.__tslab__ !== undefined || process.env.TOOLRL_TSLAB_KERNEL === '1';
 }

@@ -17,12 +17,12 @@
 
 import * as fs from "fs";
 import * as path from "path";
-import { initBackend } from "../backend";
-import { getExperiment } from "../experiments/configs";
-import { getPreset } from "../experiments/presets";
-import { resultsDir, runExperiment } from "../experiments/runner";
-import { loadResults, ResultsStore } from "./results";
-import { liveRunProgress, notebookRegime, openResults } from "./notebook";
+import { initBackend } from "../../backend";
+import { getExperiment } from "../../experiments/configs";
+import { getPreset } from "../../experiments/presets";
+import { resultsDir, runExperiment } from "../../experiments/runner";
+import { loadResults, ResultsStore } from "../store/results";
+import { liveRunProgress, notebookRegime, openResults } from "./views";
 
 export interface RetrainOptions {
   /** Train at all (default: the environment variable TOOLRL_RETRAIN is "1"). */

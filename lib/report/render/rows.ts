@@ -4,7 +4,7 @@
 // We duck-type the DataFrame instead of importing danfojs: loading it pulls in TensorFlow.js,
 // which a caller that only has plain rows should not pay for.
 
-import { escapeHtml } from "./plotly";
+import { escapeHtml } from "../figures/plotly";
 
 export type Row = Record<string, unknown>;
 

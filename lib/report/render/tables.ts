@@ -7,9 +7,9 @@
  * "35, none" (collapse steps of two seeds) contain commas, which would shift every column after them.
  */
 import * as dfd from 'danfojs-node';
-import { ReportTable } from './tables';
-import { tableHtml, tableText, Row } from './table';
-import { escapeHtml } from './plotly';
+import { ReportTable } from '../tables/base';
+import { tableHtml, tableText, Row } from './rows';
+import { escapeHtml } from '../figures/plotly';
 
 function asRows(t: ReportTable): Row[] {
   return t.rows.map((r) => Object.fromEntries(t.columns.map((c, j) => [c, r[j]])));

@@ -12,7 +12,7 @@
  * and only the methods' difference remains. An interval that excludes 0 is a difference the data support.
  * The replicates come from the project's seeded PRNG, so a table is the same every time it is rebuilt.
  */
-import { Rng } from '../prng';
+import { Rng } from '../../prng';
 
 /** Per category, one '1' / '0' per task (a run's summary.json `outcomes`). */
 export type Outcomes = Record<string, string>;

@@ -9,11 +9,11 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { ExperimentSpec } from '../experiments/spec';
-import { listExperiments } from '../experiments/configs';
-import { DEFAULT_RESULTS_ROOT } from '../experiments/store';
-import type { RunSummary } from '../experiments/runner';
-import { MetricRecord, readMetrics } from '../train/metrics';
+import { ExperimentSpec } from '../../experiments/spec';
+import { listExperiments } from '../../experiments/configs';
+import { DEFAULT_RESULTS_ROOT } from '../../experiments/store';
+import type { RunSummary } from '../../experiments/runner';
+import { MetricRecord, readMetrics } from '../../train/metrics';
 
 export interface SeedResult {
   seed: number;

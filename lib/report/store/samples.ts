@@ -9,11 +9,11 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { MessageMode, StructuralState } from '../format/types';
-import { messageMode, modeShares, stateOfMode, stateShares } from '../format/states';
-import { RolloutRecord, grpoRecords, stepOf } from '../train/records';
-import { readJsonlValues } from '../util/jsonl';
-import { ROLLOUT_SAMPLE_FILE } from '../experiments/store';
+import { MessageMode, StructuralState } from '../../format/types';
+import { messageMode, modeShares, stateOfMode, stateShares } from '../../format/states';
+import { RolloutRecord, grpoRecords, stepOf } from '../../train/records';
+import { readJsonlValues } from '../../util/jsonl';
+import { ROLLOUT_SAMPLE_FILE } from '../../experiments/store';
 import type { SeedResult } from './results';
 
 /** The committed rollout excerpt of a run folder ([] when the run kept none). */

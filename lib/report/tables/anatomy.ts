@@ -13,13 +13,13 @@
  *   probe moved     the first RL step with p(`{"`) < JSON_OPEN_LEVEL (a tenth of the mass gone; precursor.ts);
  *   reward halved   the first RL step whose trailing mean sampled reward is below half its start (precursor.ts).
  */
-import { MESSAGE_MODES, MODE_LABEL, MessageMode } from '../format/types';
-import { messageMode } from '../format/states';
-import { LOOP_MIN_CHARS, LOOP_SHARE, LOOP_WINDOW, repetitionShare } from '../format/repetition';
-import { GRPOMetric, grpoRecords, stepOf } from '../train/records';
-import { ExperimentResults, ResultsStore, SeedResult } from './results';
-import { lateModes, sampledMessages } from './samples';
-import { ReportTable, RawRow, baseValAccuracy, collapseVsStart } from './tables';
+import { MESSAGE_MODES, MODE_LABEL, MessageMode } from '../../format/types';
+import { messageMode } from '../../format/states';
+import { LOOP_MIN_CHARS, LOOP_SHARE, LOOP_WINDOW, repetitionShare } from '../../format/repetition';
+import { GRPOMetric, grpoRecords, stepOf } from '../../train/records';
+import { ExperimentResults, ResultsStore, SeedResult } from '../store/results';
+import { lateModes, sampledMessages } from '../store/samples';
+import { ReportTable, RawRow, baseValAccuracy, collapseVsStart } from './base';
 import { JSON_OPEN_LEVEL, firstStep, rewardHalvedAt } from './precursor';
 
 /** The mode with the largest share (the first in MESSAGE_MODES order on a tie). */

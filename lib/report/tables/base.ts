@@ -1,26 +1,19 @@
 /**
- * The study's tables, computed from the results store (never typed in): mean ± std over seeds of
- *   Table 1  ID accuracy per category and their average, one row per method (as the paper's main table);
- *   Table 2  format-OOD and content-OOD averages per method (does the gain survive a new syntax / new APIs?);
- *   LR       the vanilla-GRPO learning-rate sweep: peak vs final validation accuracy, when it collapsed;
- *   States   structural-state shares of the messages: the collapse made visible, per method;
- *   Capability  ID accuracy with free vs constrained decoding: is the skill still inside a broken policy?
- *   Guard    the adaptive collapse guard (group 'extra', beyond the paper) next to vanilla RL and fixed-schedule ETS;
- *   Collapse rate  the signals at the rate where vanilla RL collapses (group 'collapse-rate');
- *   SFT dose FCL-SFT at more epochs beside the base (group 'sft-dose'): how much supervision the base needs.
- * A table is plain data (columns + display cells + the raw statistics), so one object renders to the
- * terminal, CSV, Markdown and HTML (render.ts) and goes into summary.json unchanged.
+ * What every table of the report is made of (the tables themselves: headline.ts, collapse.ts, beyond.ts and the
+ * other files of this folder): a ReportTable is plain data (columns + display cells + the raw statistics), so one
+ * object renders to the terminal, CSV, Markdown and HTML (lib/report/render/tables.ts) and goes into summary.json
+ * unchanged. Cells are mean ± std over seeds, intervals come from the bootstrap over tasks and seeds; the helpers
+ * here are the ones several tables share: the table maker, per-seed and interval columns, the ID average, the
+ * learning-rate sweep's rows and the collapse step measured against the base.
  */
-import { STRUCTURAL_STATES, StructuralState } from '../format/types';
-import { MetricRecord, grpoRecords, numberField, stepOf } from '../train/records';
-import { ExperimentResults, ResultsStore, byGroup } from './results';
-import { SeedStat, Observation, seedStats, formatPercent, formatLr } from './stats';
-import { PAPER_NOTES, PAPER_ROWS, paperIdCell, paperOodCell } from './paper';
-import { differenceInterval, formatInterval, Outcomes, scoreInterval } from './bootstrap';
-import { COLLAPSE_LR } from '../experiments/configs';
-import { getStorePreset } from '../experiments/presets';
-import { summarizeRL } from '../experiments/summary';
-import { lateStates } from './samples';
+import { StructuralState } from '../../format/types';
+import { MetricRecord, grpoRecords, numberField, stepOf } from '../../train/records';
+import { ExperimentResults, ResultsStore, byGroup } from '../store/results';
+import { SeedStat, Observation, seedStats, formatPercent, formatLr } from '../stats/seeds';
+import { differenceInterval, formatInterval, Outcomes, scoreInterval } from '../stats/bootstrap';
+import { getStorePreset } from '../../experiments/presets';
+import { summarizeRL } from '../../experiments/summary';
+import { lateStates } from '../store/samples';
 
 export interface RawRow {
   config: string;
@@ -41,20 +34,20 @@ export interface ReportTable {
   notes: string[];
 }
 
-const NA = '—';
+export const NA = '—';
 /** What every "RL" state column reads (samples.ts lateStates). */
-const LATE_STATES_NOTE = 'shares of the sampled messages of the last third of the RL steps (rollouts-sample.jsonl), by the ' +
+export const LATE_STATES_NOTE = 'shares of the sampled messages of the last third of the RL steps (rollouts-sample.jsonl), by the ' +
   'current rule (lib/format/states.ts)';
 /** Table 1's category columns, in the paper's order. */
 export const ID_COLUMNS = ['base', 'miss_func', 'miss_param', 'long_context'];
-const STATE_LABEL: Record<StructuralState, string> = {
+export const STATE_LABEL: Record<StructuralState, string> = {
   healthyCall: 'healthy call', healthyResponse: 'healthy response', pollution: 'pollution', fullCollapse: 'full collapse',
 };
 
-type Extract = (e: ExperimentResults, s: ExperimentResults['seeds'][number]) => number | undefined;
+export type Extract = (e: ExperimentResults, s: ExperimentResults['seeds'][number]) => number | undefined;
 
 /** Seed statistics of several named per-seed values, for every experiment of `exps`. */
-function statsOf(exps: ExperimentResults[], extract: Record<string, Extract>): Map<string, SeedStat> {
+export function statsOf(exps: ExperimentResults[], extract: Record<string, Extract>): Map<string, SeedStat> {
   const obs: Observation[] = [];
   for (const e of exps) {
     for (const s of e.seeds) {
@@ -76,17 +69,17 @@ export function idAverage(summary: ExperimentResults['seeds'][number]['summary']
   return accs.length ? accs.reduce((a, b) => a + b, 0) / accs.length : undefined;
 }
 
-function seedNote(exps: ExperimentResults[]): string {
+export function seedNote(exps: ExperimentResults[]): string {
   const counts = Array.from(new Set(exps.map((e) => e.seeds.length))).sort((a, b) => a - b);
   const list = counts.length > 1 ? `${counts.slice(0, -1).join(', ')} or ${counts[counts.length - 1]}` : `${counts[0]}`;
   return `Percent, mean ± std (sample std) over seeds; a single number means one seed. Seeds per row: ${list}.`;
 }
 
 /** The first column: what names a row. */
-interface Lead { column: string; cell: (e: ExperimentResults) => string }
-const BY_LABEL: Lead = { column: 'method', cell: (e) => e.spec.label };
+export interface Lead { column: string; cell: (e: ExperimentResults) => string }
+export const BY_LABEL: Lead = { column: 'method', cell: (e) => e.spec.label };
 
-function makeTable(id: string, title: string, exps: ExperimentResults[], cols: string[],
+export function makeTable(id: string, title: string, exps: ExperimentResults[], cols: string[],
   extract: Record<string, Extract>, lead: Lead, notes: string[]): ReportTable {
   const stats = statsOf(exps, extract);
   const columns = [lead.column, 'seeds', ...cols];
@@ -108,7 +101,7 @@ function makeTable(id: string, title: string, exps: ExperimentResults[], cols: s
  * Insert a column of per-seed values (not averaged: "35, none" says more than a mean) before `before`, or last
  * when `before` is null; the raw row keeps the list.
  */
-function insertPerSeedColumn<T>(t: ReportTable, exps: ExperimentResults[], column: string, before: string | null,
+export function insertPerSeedColumn<T>(t: ReportTable, exps: ExperimentResults[], column: string, before: string | null,
   perSeed: (s: ExperimentResults['seeds'][number], e: ExperimentResults) => T, cell: (values: T[]) => string): void {
   const at = before === null ? t.columns.length : t.columns.indexOf(before);
   t.columns.splice(at, 0, column);
@@ -119,18 +112,18 @@ function insertPerSeedColumn<T>(t: ReportTable, exps: ExperimentResults[], colum
   });
 }
 
-type IntervalSplit = 'id' | 'format_ood' | 'content_ood' | 'format_content_ood';
+export type IntervalSplit = 'id' | 'format_ood' | 'content_ood' | 'format_content_ood';
 
 /** The runs every method is compared with in Tables 1 and 2 (the paper's "vanilla RL" row). */
 export const BASELINE_CONFIG = 'vanilla-rl';
-const OOD_COLUMNS = ['base', 'miss_param', 'miss_func'];
+export const OOD_COLUMNS = ['base', 'miss_param', 'miss_func'];
 
 /**
  * Two interval columns after `after`: the split's average with its 95% bootstrap interval over tasks and seeds,
- * and the paired difference to the baseline's runs (lib/report/bootstrap.ts). Empty cells where the runs hold
+ * and the paired difference to the baseline's runs (lib/report/stats/bootstrap.ts). Empty cells where the runs hold
  * no per-task outcomes (results written before they were recorded) or were evaluated on other tasks.
  */
-function insertIntervalColumns(t: ReportTable, exps: ExperimentResults[], store: ResultsStore, split: IntervalSplit,
+export function insertIntervalColumns(t: ReportTable, exps: ExperimentResults[], store: ResultsStore, split: IntervalSplit,
   cats: string[], label: string, after: string, baseline = BASELINE_CONFIG, baselineLabel = 'vanilla RL', withScore = true): void {
   const outcomes = (e: ExperimentResults | undefined) =>
     (e?.seeds ?? []).map((s) => s.summary.eval[split]?.outcomes).filter((o): o is Outcomes => o !== undefined);
@@ -151,52 +144,9 @@ function insertIntervalColumns(t: ReportTable, exps: ExperimentResults[], store:
   });
 }
 
-const INTERVAL_NOTE = '[95% CI] = 2.5th-97.5th percentile of 2,000 bootstrap replicates that resample the test tasks of each ' +
+export const INTERVAL_NOTE = '[95% CI] = 2.5th-97.5th percentile of 2,000 bootstrap replicates that resample the test tasks of each ' +
   'category and the seeds; − base / − vanilla RL = the paired difference to that row (same resampled tasks for both), ' +
   'real where its interval excludes 0.';
-
-/** Table 1: ID accuracy per category and average, with intervals, paired differences and the paper's row. */
-export function accuracyTable(store: ResultsStore): ReportTable {
-  const extract: Record<string, Extract> = {};
-  for (const c of ID_COLUMNS) extract[c] = (_e, s) => s.summary.eval.id?.perCategory[c]?.accuracy;
-  extract.average = (_e, s) => idAverage(s.summary);
-  const exps = byGroup(store, 'method');
-  const t = makeTable('table1-id', 'Table 1: in-distribution accuracy (%)', exps, [...ID_COLUMNS, 'average'],
-    extract, BY_LABEL, ['average = mean of the four category accuracies, as in the paper.', PAPER_NOTES.table1]);
-  t.columns.push('paper');
-  t.rows.forEach((r, i) => r.push(paperIdCell(t.raw[i].config) || NA));
-  t.raw.forEach((r) => (r.values.paper = PAPER_ROWS[r.config]?.average ?? null));
-  // inserted right after 'average', last first: average | ID [95% CI] | ID − base | average − vanilla RL
-  insertIntervalColumns(t, exps, store, 'id', ID_COLUMNS, 'average', 'average', BASELINE_CONFIG, 'vanilla RL', false);
-  insertIntervalColumns(t, exps, store, 'id', ID_COLUMNS, 'ID', 'average', 'base-model', 'base');
-  if (t.raw.length) t.notes.splice(1, 0, INTERVAL_NOTE);
-  return t;
-}
-
-/** Table 2: averages on format-OOD, content-OOD and format+content-OOD, with the paper's two ACEBench columns. */
-export function oodTable(store: ResultsStore): ReportTable {
-  const exps = byGroup(store, 'method');
-  const t = makeTable('table2-ood', 'Table 2: out-of-distribution accuracy (%)', exps,
-    ['ID average', 'format-OOD average', 'content-OOD average', 'format+content-OOD average'], {
-      'ID average': (_e, s) => idAverage(s.summary),
-      'format-OOD average': (_e, s) => s.summary.eval.format_ood?.mean,
-      'content-OOD average': (_e, s) => s.summary.eval.content_ood?.mean,
-      'format+content-OOD average': (_e, s) => s.summary.eval.format_content_ood?.mean,
-    }, BY_LABEL, [PAPER_NOTES.table2, 'format-OOD = the ID test tasks (but long_context) in the python-list syntax; ' +
-      'content-OOD = a held-out API family; OOD averages are the mean of that split\'s category accuracies; ' +
-      '— where a run predates the format+content-OOD split.']);
-  t.columns.push('paper format+content-OOD', 'paper content-OOD');
-  t.rows.forEach((r, i) => r.push(paperOodCell(t.raw[i].config, 'formatContentOod') || NA, paperOodCell(t.raw[i].config, 'contentOod') || NA));
-  t.raw.forEach((r) => {
-    r.values['paper format+content-OOD'] = PAPER_ROWS[r.config]?.formatContentOod ?? null;
-    r.values['paper content-OOD'] = PAPER_ROWS[r.config]?.contentOod ?? null;
-  });
-  insertIntervalColumns(t, exps, store, 'format_content_ood', OOD_COLUMNS, 'format+content-OOD', 'format+content-OOD average', 'base-model', 'base');
-  insertIntervalColumns(t, exps, store, 'content_ood', OOD_COLUMNS, 'content-OOD', 'content-OOD average', 'base-model', 'base');
-  insertIntervalColumns(t, exps, store, 'format_ood', OOD_COLUMNS, 'format-OOD', 'format-OOD average', 'base-model', 'base');
-  if (t.raw.length) t.notes.splice(1, 0, INTERVAL_NOTE);
-  return t;
-}
 
 /** Per-seed collapse steps, "35, none"; "none" when no seed collapsed. */
 export function collapseCell(steps: (number | null)[]): string {
@@ -204,7 +154,7 @@ export function collapseCell(steps: (number | null)[]): string {
 }
 
 /** Per-seed values as "a, b"; `missing` for a seed without one, and alone when no seed has one; NA for no seed. */
-function listCell<T>(values: (T | null)[], show: (x: T) => string, missing = NA): string {
+export function listCell<T>(values: (T | null)[], show: (x: T) => string, missing = NA): string {
   if (!values.length) return NA;
   if (values.every((x) => x === null)) return missing;
   return values.map((x) => (x === null ? missing : show(x))).join(', ');
@@ -258,87 +208,10 @@ export function collapseVsStart(s: ExperimentResults['seeds'][number], e: Experi
   return summarizeRL(grpoRecords(s.metrics), 5, start).collapseStep;
 }
 
-function collapseNote(start: number | null): string {
+export function collapseNote(start: number | null): string {
   return 'collapse step = per seed, the first validated global step from which validation stays below a quarter of the higher of ' +
     'its peak and the base checkpoint\'s accuracy on the same validation tasks' +
     (start === null ? ' (unknown here: no base-model run)' : ` (${(100 * start).toFixed(1)}%)`) + '.';
-}
-
-/** The learning-rate sweep of vanilla GRPO, sorted by learning rate. */
-export function lrTable(store: ResultsStore): ReportTable {
-  const exps = sweepExperiments(store);
-  const start = baseValAccuracy(store);
-  const extract: Record<string, Extract> = {
-    'peak val': (_e, s) => s.summary.rl?.peakValAccuracy,
-    'final val': (_e, s) => s.summary.rl?.finalValAccuracy,
-    'ID average': (_e, s) => idAverage(s.summary),
-    'max p(<|im_end|>)': (_e, s) => probeExtreme(s.metrics, 'pImEnd', 'max'),
-    'max p(<tool_call>)': (_e, s) => probeExtreme(s.metrics, 'pToolCall', 'max'),
-  };
-  for (const k of STRUCTURAL_STATES) extract[STATE_LABEL[k]] = (_e, s) => lateStates(s)?.[k];
-  const cols = Object.keys(extract);
-  const t = makeTable('table-lr', 'Learning-rate sweep of vanilla GRPO', exps, cols, extract,
-    { column: 'lr', cell: sweepRowName },
-    ['peak / final val = greedy validation accuracy (%) at its best and at the last validated step.',
-      collapseNote(start),
-      'signal steps = per seed, the RL steps with at least one group of mixed rewards (the others have no policy gradient).',
-      'max p(...) = the probe after <tool_call>\\n at its highest over the RL steps (percent); runner-up = per seed, the most ' +
-      'likely token other than {", <|im_end|> and <tool_call> there at the last step.',
-      `state shares (%) = ${LATE_STATES_NOTE}`]);
-  insertPerSeedColumn(t, exps, 'collapse step', 'ID average', (s, e) => collapseVsStart(s, e, start), collapseCell);
-  insertPerSeedColumn(t, exps, 'signal steps', 'peak val', (s) => s.summary.rl?.stepsWithSignal ?? null, (v) => listCell(v, String));
-  insertPerSeedColumn(t, exps, 'runner-up', STATE_LABEL.healthyCall, (s) => s.summary.rl?.finalProbe.topOther ?? null,
-    (v) => listCell(v, (x) => JSON.stringify(x)));
-  // where RL took each rate relative to where it started: the base checkpoint's own evaluation on the same tasks
-  insertIntervalColumns(t, exps, store, 'id', ID_COLUMNS, 'ID', 'ID average', 'base-model', 'base');
-  if (t.raw.length) t.notes.push('ID [95% CI] and ID − base: bootstrap over the test tasks and seeds, paired with the base checkpoint\'s ' +
-    'evaluation on the same tasks (row base-model of Table 1); real where the interval excludes 0.');
-  t.raw.forEach((r, i) => (r.values.lr = exps[i].spec.sweepLr ?? null));
-  return t;
-}
-
-/** Structural states of the final ID evaluation, and of the last RL steps' samples for RL runs. */
-export function stateTable(store: ResultsStore): ReportTable {
-  const exps = byGroup(store, 'method');
-  const extract: Record<string, Extract> = {};
-  for (const k of STRUCTURAL_STATES) extract[`eval ${STATE_LABEL[k]}`] = (_e, s) => s.summary.eval.id?.states[k];
-  for (const k of STRUCTURAL_STATES) extract[`RL ${STATE_LABEL[k]}`] = (_e, s) => lateStates(s)?.[k];
-  return makeTable('table-states', 'Structural states of assistant messages (%)', exps, Object.keys(extract), extract,
-    BY_LABEL,
-    ['eval = greedy messages of the final ID evaluation, as classified when the run was made (runs made before repetition ' +
-      'loops were full collapse count a loop as a healthy response there); RL = ' + LATE_STATES_NOTE + ' (— for runs without RL).',
-      'healthy call: a well-formed tool call; healthy response: plain text; pollution: calls or tags mixed with text, call JSON ' +
-      'without tags, malformed calls; full collapse: degenerate output (an empty message, a bare <tool_call>, only or repeated ' +
-      'tags, a repetition loop).']);
-}
-
-/**
- * The capability probe (docs/design.md A.5, "Claim"): ID accuracy of the same checkpoint with free
- * greedy decoding and with constrained decoding that only forbids `<|im_end|>` and a second `<tool_call>` right
- * after `<tool_call>\n`. Rows: every run evaluated both ways (base, methods, learning-rate sweep).
- */
-export function capabilityTable(store: ResultsStore): ReportTable {
-  const exps = store.experiments.filter((e) => e.spec.group !== 'base' && e.seeds.some((s) => s.summary.eval.id_constrained));
-  const gain = (s: ExperimentResults['seeds'][number]) => {
-    const [a, b] = [idAverage(s.summary), idAverage(s.summary, 'id_constrained')];
-    return a === undefined || b === undefined ? undefined : b - a;
-  };
-  return makeTable('table-capability', 'Capability probe: ID accuracy, free vs constrained decoding (%)', exps,
-    ['free', 'constrained', 'constrained − free'], {
-      free: (_e, s) => idAverage(s.summary),
-      constrained: (_e, s) => idAverage(s.summary, 'id_constrained'),
-      'constrained − free': (_e, s) => gain(s),
-    }, { column: 'run', cell: (e) => (e.spec.group === 'lr-sweep' ? `Vanilla RL, ${sweepRowName(e)}` : e.spec.label) },
-    ['Both columns are greedy ID averages of the final checkpoint; constrained decoding forbids only <|im_end|> and a ' +
-      'second <tool_call> right after <tool_call>\\n (toolrl eval --constrained).']);
-}
-
-/** What the collapse guard is compared with: no SFT at all, and SFT phases at fixed steps (ETS). */
-const GUARD_BASELINES = ['vanilla-rl', 'ets'];
-
-/** Per-seed SFT phases of a run: guard-triggered ('guard') or scheduled ('interleave') records in metrics.jsonl. */
-function sftPhases(s: ExperimentResults['seeds'][number]): number {
-  return s.metrics.filter((r) => r.phase === 'guard' || r.phase === 'interleave').length;
 }
 
 /** Lowest (or highest) value of a probe field over a run's GRPO steps (those after global step `after`, if given). */
@@ -347,97 +220,4 @@ export function probeExtreme(metrics: MetricRecord[], field: string, pick: 'min'
     .map((r) => numberField(r, field)).filter((x): x is number => x !== undefined);
   if (!v.length) return undefined;
   return pick === 'min' ? Math.min(...v) : Math.max(...v);
-}
-
-/**
- * Beyond the paper: the adaptive collapse guard (SFT phases when the probe or the full-collapse share crosses a
- * threshold) next to what it replaces, vanilla RL (no SFT) and ETS (the same SFT phases at fixed steps). The
- * probe columns are the signals the guard watches, at their worst over the RL steps; the SFT-phase count is
- * per seed, so "0, 1" shows a guard that fired in one seed only.
- */
-export function guardTable(store: ResultsStore): ReportTable {
-  const exps = store.experiments.filter((e) => e.spec.group === 'extra' || GUARD_BASELINES.includes(e.spec.name));
-  const t = makeTable('table-guard', 'Collapse guard vs fixed-schedule SFT phases (%)', exps,
-    ['min p({")', 'max p(<|im_end|>)', 'final val', 'ID average'], {
-      'min p({")': (_e, s) => probeExtreme(s.metrics, 'pJsonOpen', 'min'),
-      'max p(<|im_end|>)': (_e, s) => probeExtreme(s.metrics, 'pImEnd', 'max'),
-      'final val': (_e, s) => s.summary.rl?.finalValAccuracy,
-      'ID average': (_e, s) => idAverage(s.summary),
-    }, BY_LABEL,
-    ['SFT phases = per seed, the SFT phases that ran (guard: triggered; ETS: scheduled).',
-      'min p({") / max p(<|im_end|>) = the probe after <tool_call>\\n at its worst over the RL steps (what the guard watches).']);
-  insertPerSeedColumn(t, exps, 'SFT phases', 'min p({")', sftPhases, (counts) => counts.join(', '));
-  return t;
-}
-
-/** Vanilla RL at COLLAPSE_LR (the sweep's point there) followed by every signal of group 'collapse-rate'. */
-export function collapseRateRuns(store: ResultsStore): ExperimentResults[] {
-  const baseline = store.experiments.filter((e) => e.spec.group === 'lr-sweep' && e.spec.sweepLr === COLLAPSE_LR);
-  return [...baseline, ...byGroup(store, 'collapse-rate')];
-}
-
-/** A collapse-rate run's name in tables and figures: the sweep's point there reads "Vanilla RL, lr 1e-3". */
-export function collapseRateLabel(e: ExperimentResults): string {
-  return e.spec.group === 'lr-sweep' ? `Vanilla RL, lr ${formatLr(COLLAPSE_LR)}` : e.spec.label;
-}
-
-/**
- * The supervisory signals at the learning rate where vanilla RL collapses (group 'collapse-rate'), next to
- * vanilla RL at that rate: does the signal keep the policy from collapsing, and what is left of ID accuracy?
- */
-export function collapseRateTable(store: ResultsStore): ReportTable {
-  const exps = collapseRateRuns(store);
-  const baseline = exps.filter((e) => e.spec.group === 'lr-sweep');
-  const start = baseValAccuracy(store);
-  const extract: Record<string, Extract> = {
-    'ID average': (_e, s) => idAverage(s.summary),
-    'peak val': (_e, s) => s.summary.rl?.peakValAccuracy,
-    'final val': (_e, s) => s.summary.rl?.finalValAccuracy,
-    'RL full collapse': (_e, s) => lateStates(s)?.fullCollapse,
-    'RL healthy call': (_e, s) => lateStates(s)?.healthyCall,
-  };
-  const lr = formatLr(COLLAPSE_LR);
-  const t = makeTable('table-collapse-rate', `Supervisory signals at the collapse rate (lr ${lr})`, exps, Object.keys(extract), extract,
-    { column: 'method', cell: collapseRateLabel },
-    [`Every row trains at lr ${lr}, where vanilla RL collapses; Table 1's rows train at the main rate.`,
-      `RL full collapse / healthy call = ${LATE_STATES_NOTE}`, collapseNote(start)]);
-  insertIntervalColumns(t, exps, store, 'id', ID_COLUMNS, 'ID average', 'ID average', baseline[0]?.spec.name ?? '', `vanilla RL lr ${lr}`);
-  insertPerSeedColumn(t, exps, 'collapse step', 'RL full collapse', (s, e) => collapseVsStart(s, e, start), collapseCell);
-  if (t.raw.length) t.notes.splice(1, 0, INTERVAL_NOTE);
-  return t;
-}
-
-/** What the SFT dose check is read against: the base and FCL-SFT at the paper's epochs. */
-const DOSE_BASELINES = ['base-model', 'fcl-sft', 'instruct-wide'];
-
-/**
- * The SFT dose check (group 'sft-dose'): FCL-SFT at the paper's epochs and at more, beside the base. The paper's
- * supervised rows gain +14 to +22 points over its base; this table says how far more of the same supervision
- * moves our base, and what it costs on format-OOD (the format binding of F6).
- */
-export function sftDoseTable(store: ResultsStore): ReportTable {
-  const exps = store.experiments.filter((e) => e.spec.group === 'sft-dose' || DOSE_BASELINES.includes(e.spec.name));
-  const t = makeTable('table-sft-dose', 'SFT dose: FCL-SFT at more epochs (%)', exps, ['ID average', 'format-OOD average'], {
-    'ID average': (_e, s) => idAverage(s.summary),
-    'format-OOD average': (_e, s) => s.summary.eval.format_ood?.mean,
-  }, BY_LABEL, ['Same data (the training tasks\' teacher conversations) and learning rate in every SFT row; only the epochs differ.',
-    'final SFT loss = per seed, the training loss of the last update (how far the conversations are learnt by heart).']);
-  insertIntervalColumns(t, exps, store, 'format_ood', OOD_COLUMNS, 'format-OOD', 'format-OOD average', 'base-model', 'base', false);
-  insertIntervalColumns(t, exps, store, 'id', ID_COLUMNS, 'ID', 'ID average', 'base-model', 'base');
-  insertPerSeedColumn(t, exps, 'final SFT loss', null, (s) => s.summary.sft?.finalLoss ?? null, (v) => listCell(v, (x) => x.toFixed(3)));
-  if (t.raw.length) t.notes.splice(1, 0, INTERVAL_NOTE);
-  return t;
-}
-
-/** Every table the store has rows for, in report order (Table 1 and 2 always, others when present). */
-export function allTables(store: ResultsStore): ReportTable[] {
-  const out = [accuracyTable(store), oodTable(store)];
-  if (byGroup(store, 'lr-sweep').length) out.push(lrTable(store));
-  out.push(stateTable(store));
-  const capability = capabilityTable(store);
-  if (capability.rows.length) out.push(capability);
-  if (byGroup(store, 'extra').length) out.push(guardTable(store));
-  if (byGroup(store, 'collapse-rate').length) out.push(collapseRateTable(store));
-  if (byGroup(store, 'sft-dose').length) out.push(sftDoseTable(store));
-  return out;
 }

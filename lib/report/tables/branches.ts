@@ -6,13 +6,13 @@
  * only prevent the collapse? The parent shows what the same policy did without it.
  */
 import * as path from 'path';
-import { BranchResult } from './results';
-import { ID_COLUMNS, ReportTable, RawRow, idAverage, probeExtreme } from './tables';
-import { formatProbability } from './stats';
-import { differenceInterval, formatInterval, scoreInterval } from './bootstrap';
-import { MetricRecord, numberField, stepOf } from '../train/records';
-import type { RunSummary } from '../experiments/runner';
-import { lateStates } from './samples';
+import { BranchResult } from '../store/results';
+import { ID_COLUMNS, ReportTable, RawRow, idAverage, probeExtreme } from './base';
+import { formatProbability } from '../stats/seeds';
+import { differenceInterval, formatInterval, scoreInterval } from '../stats/bootstrap';
+import { MetricRecord, numberField, stepOf } from '../../train/records';
+import type { RunSummary } from '../../experiments/runner';
+import { lateStates } from '../store/samples';
 
 /** The parent's config: from its summary, else from its folder (<config>/seed-<n>). */
 function parentConfig(b: BranchResult): string {

@@ -17,18 +17,18 @@
  *                   interval above / below 0;
  *   several tests   a verdict that rests on k paired comparisons says so, and says whether it holds when each
  *                   comparison is read at 1 - 0.05 / k (Bonferroni);
- *   late messages   lib/report/anatomy.ts: the sampled messages of the last third of a run's RL steps, with modes.
+ *   late messages   lib/report/tables/anatomy.ts: the sampled messages of the last third of a run's RL steps, with modes.
  * Rows are Table 1's, at the main learning rate. Where vanilla GRPO does not collapse at the main rate, F4 (which
  * needs an instability) reads the 'collapse-rate' group, the same signals at the rate where it does, if the
  * store has it, and says so.
  */
-import { ExperimentResults, ResultsStore } from './results';
-import { ReportTable, ID_COLUMNS, baseValAccuracy, collapseVsStart, idAverage, probeExtreme, sweepExperiments } from './tables';
-import { Interval, Outcomes, differenceInterval, formatInterval } from './bootstrap';
-import { formatLr } from './stats';
-import { COLLAPSE_LR } from '../experiments/configs';
-import { PAPER_ROWS } from './paper';
-import { MODE_LABEL } from '../format/types';
+import { ExperimentResults, ResultsStore } from '../store/results';
+import { ReportTable, ID_COLUMNS, baseValAccuracy, collapseVsStart, idAverage, probeExtreme, sweepExperiments } from './base';
+import { Interval, Outcomes, differenceInterval, formatInterval } from '../stats/bootstrap';
+import { formatLr } from '../stats/seeds';
+import { COLLAPSE_LR } from '../../experiments/configs';
+import { PAPER_ROWS } from '../paper';
+import { MODE_LABEL } from '../../format/types';
 import { RunAnatomy, runAnatomy } from './anatomy';
 
 export type Verdict = 'reproduced' | 'partly' | 'inverted' | 'not shown' | 'not testable';
@@ -358,7 +358,7 @@ export function findingsTable(stores: { label: string; store: ResultsStore }[]):
     id: 'table-findings', title: 'Findings F1-F7 against the paper, per regime', columns, rows,
     raw: per[0].map((f, i) => ({ config: f.id, label: f.claim, seeds: [],
       values: Object.fromEntries(stores.map((s, j) => [s.label, per[j][i].verdict])) })),
-    notes: ['Verdicts by fixed rules (lib/report/findings.ts): reproduced / partly / inverted / not shown / not testable; ' +
+    notes: ['Verdicts by fixed rules (lib/report/tables/findings.ts): reproduced / partly / inverted / not shown / not testable; ' +
       'differences are paired bootstrap intervals over the test tasks and seeds (95%), percent points.'],
   };
 }

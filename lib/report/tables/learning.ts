@@ -11,14 +11,14 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { grpoRecords, numberField, stepOf } from '../train/records';
-import type { PointsFile } from '../experiments/points';
-import { ExperimentResults, ResultsStore } from './results';
-import { ReportTable, RawRow, ID_COLUMNS, idAverage } from './tables';
-import { differenceInterval, formatInterval, Outcomes } from './bootstrap';
-import { formatPercent, seedStats } from './stats';
-import { PlotlyFigure, lineFigure } from './plotly';
-import { meanCurve } from './figures';
+import { grpoRecords, numberField, stepOf } from '../../train/records';
+import type { PointsFile } from '../../experiments/points';
+import { ExperimentResults, ResultsStore } from '../store/results';
+import { ReportTable, RawRow, ID_COLUMNS, idAverage } from './base';
+import { differenceInterval, formatInterval, Outcomes } from '../stats/bootstrap';
+import { formatPercent, seedStats } from '../stats/seeds';
+import { PlotlyFigure, lineFigure } from '../figures/plotly';
+import { meanCurve } from '../figures/curves';
 
 const NA = '—';
 type Seed = ExperimentResults['seeds'][number];

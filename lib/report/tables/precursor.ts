@@ -8,10 +8,10 @@
  * runs that do not. Both are visible here because the runs that held (the main rate, OPS, the per-update SFT
  * loss) sit in the same table as the runs that collapsed.
  */
-import { ResultsStore } from './results';
-import { ReportTable, RawRow, baseValAccuracy, collapseCell, collapseVsStart, probeExtreme } from './tables';
-import { formatProbability } from './stats';
-import { GRPOMetric, grpoRecords, numberField, stepOf } from '../train/records';
+import { ResultsStore } from '../store/results';
+import { ReportTable, RawRow, baseValAccuracy, collapseCell, collapseVsStart, probeExtreme } from './base';
+import { formatProbability } from '../stats/seeds';
+import { GRPOMetric, grpoRecords, numberField, stepOf } from '../../train/records';
 
 /** The probe levels: 1e-2 is about 100 times where the base checkpoint starts (1e-4 to 7e-4 at RL step 1). */
 export const PROBE_LEVEL = 1e-2;
