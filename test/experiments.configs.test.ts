@@ -4,12 +4,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as path from 'path';
-import { listExperiments, getExperiment, interleavedSteps, BASE_CHECKPOINT } from '../lib/experiments/configs';
-import { PRESETS, getPreset, studyGroups } from '../lib/experiments/presets';
-import { validateRun } from '../lib/experiments/runner';
-import { applyOverrides, validateStages } from '../lib/experiments/overrides';
-import { planJobs } from '../lib/experiments/sweep';
-import { REGIMES, getRegime } from '../lib/experiments/regimes';
+import { listExperiments, getExperiment, interleavedSteps, BASE_CHECKPOINT } from '../lib/experiments/registry/configs';
+import { PRESETS, getPreset, studyGroups } from '../lib/experiments/registry/presets';
+import { validateRun } from '../lib/experiments/run/runner';
+import { applyOverrides, validateStages } from '../lib/experiments/run/overrides';
+import { planJobs } from '../lib/experiments/sweep/plan';
+import { REGIMES, getRegime } from '../lib/experiments/registry/regimes';
 import { E2E_CONFIGS, codePaths } from './experiments.fixtures';
 import { tmpDir } from './helpers';
 

@@ -6,8 +6,8 @@
  * test/experiments.configs.test.ts checks that the rest of the registry adds no path this subset and the
  * unit tests leave untouched.
  */
-import { ExperimentSpec } from '../lib/experiments/spec';
-import { getPreset } from '../lib/experiments/presets';
+import { ExperimentSpec } from '../lib/experiments/registry/spec';
+import { getPreset } from '../lib/experiments/registry/presets';
 
 export const E2E_CONFIGS = ['fcl-sft-rl', 'ops-luffy', 'prs'];
 

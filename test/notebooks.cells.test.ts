@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CellLike, RETRAIN_HEADING, SETUP_HEADING, expectedCells, retrainConfigs, retrainMarkdown } from '../lib/report/notebook/cells';
-import { getExperiment } from '../lib/experiments/configs';
+import { getExperiment } from '../lib/experiments/registry/configs';
 
 const DIR = path.resolve(__dirname, '..', 'notebooks');
 const notebooks = fs.readdirSync(DIR).filter((f) => f.endsWith('.ipynb')).sort();

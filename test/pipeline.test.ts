@@ -14,7 +14,7 @@ import { disposeMiniBatches, prepareMiniBatches } from '../lib/train/grpo/prepar
 import { miniBatchGrads } from '../lib/train/grpo/update';
 import { scoreBatch } from '../lib/train/grpo/scoring';
 import { disposeGrads } from '../lib/train/optim';
-import { pipelineOverrides } from '../lib/experiments/overrides';
+import { pipelineOverrides } from '../lib/experiments/run/overrides';
 import { tokenizer, tasks, tinyModel } from './helpers';
 
 before(async () => {

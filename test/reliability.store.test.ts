@@ -13,8 +13,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { RunFolder, RunIdentity, clearOps, unfinishedReason } from '../lib/experiments/store';
-import { loadResumeState } from '../lib/experiments/resume';
+import { RunFolder, RunIdentity, clearOps, unfinishedReason } from '../lib/experiments/store/folder';
+import { loadResumeState } from '../lib/experiments/store/resume';
 import { loadTokenizer } from '../lib/format/tokenizer';
 
 const REPO = path.resolve(__dirname, '..');

@@ -16,14 +16,14 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { getExperiment } from '../lib/experiments/configs';
-import { getPreset } from '../lib/experiments/presets';
-import { runExperiment } from '../lib/experiments/runner';
+import { getExperiment } from '../lib/experiments/registry/configs';
+import { getPreset } from '../lib/experiments/registry/presets';
+import { runExperiment } from '../lib/experiments/run/runner';
 import { acquireLock } from '../lib/util/lock';
 import { parseJsonl, readJsonlValues } from '../lib/util/jsonl';
 import { readMetrics } from '../lib/train/metrics';
 import { loadTokenizer } from '../lib/format/tokenizer';
-import { loadResumeState } from '../lib/experiments/resume';
+import { loadResumeState } from '../lib/experiments/store/resume';
 import { Rng } from '../lib/prng';
 import { writeFileAtomic } from '../lib/util/atomic';
 

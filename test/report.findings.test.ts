@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ExperimentSpec } from '../lib/experiments/spec';
+import { ExperimentSpec } from '../lib/experiments/registry/spec';
 import { loadResults } from '../lib/report/store/results';
 import { Verdict, findings, findingsTable } from '../lib/report/tables/findings';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as path from 'path';
 import { spawnSync } from 'child_process';
-import { planJobs } from '../lib/experiments/sweep';
+import { planJobs } from '../lib/experiments/sweep/plan';
 import { E2E_CONFIGS } from './experiments.fixtures';
 import { tmpDir } from './helpers';
 

@@ -6,9 +6,10 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ExperimentSpec } from '../lib/experiments/spec';
-import { getPreset } from '../lib/experiments/presets';
-import { planJobs, runSweep, Launcher, SweepJob } from '../lib/experiments/sweep';
+import { ExperimentSpec } from '../lib/experiments/registry/spec';
+import { getPreset } from '../lib/experiments/registry/presets';
+import { planJobs, SweepJob } from '../lib/experiments/sweep/plan';
+import { runSweep, Launcher } from '../lib/experiments/sweep/local';
 
 const spec = (name: string, group: ExperimentSpec['group'], after?: string): ExperimentSpec => ({
   name, label: name, group, title: name, paper: '',

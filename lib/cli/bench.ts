@@ -25,7 +25,7 @@ import { loadTokenizer, Tokenizer } from '../format/tokenizer';
 import { loadTasks } from '../envs/data';
 import { Episode } from '../envs/episode';
 import { rollout } from '../train/rollout';
-import { getRegime, RegimeName, REGIMES } from '../experiments/regimes';
+import { getRegime, RegimeName, REGIMES } from '../experiments/registry/regimes';
 import { defaultGRPOConfig } from '../train/grpo/config';
 import { UsageError } from './args';
 

@@ -11,9 +11,9 @@ import { loadTokenizer } from '../format/tokenizer';
 import { loadCheckpoint } from '../model/checkpoint';
 import { loadTasks } from '../envs/data';
 import { calibrate, formatCalibration, defaultCalibrationConfig } from '../experiments/calibrate';
-import { DEFAULT_REGIME, REGIMES } from '../experiments/regimes';
-import { getPreset } from '../experiments/presets';
-import { ProgressBar } from './progress';
+import { DEFAULT_REGIME, REGIMES } from '../experiments/registry/regimes';
+import { getPreset } from '../experiments/registry/presets';
+import { ProgressBar } from '../util/progress';
 
 export const calibrateCommand: Command = {
   spec: {
@@ -24,7 +24,7 @@ export const calibrateCommand: Command = {
       tasks: { kind: 'number', help: 'training tasks sampled, in groups of 8', default: defaultCalibrationConfig.tasks },
       'eval-limit': { kind: 'number', help: 'test tasks per category for the greedy evaluations (0 = all)', default: 0 },
       seed: { kind: 'seed', help: 'sampling seed, an integer in [0, 4294967295]', default: 1 },
-      regime: { kind: 'string', choices: REGIMES, help: 'whose pre-registered targets to check (lib/experiments/regimes.ts)', default: DEFAULT_REGIME },
+      regime: { kind: 'string', choices: REGIMES, help: 'whose pre-registered targets to check (lib/experiments/registry/regimes.ts)', default: DEFAULT_REGIME },
       json: { kind: 'flag', help: 'print the report as JSON' },
       backend: { kind: 'string', choices: ['tensorflow', 'wasm', 'cpu'], help: 'tfjs backend (default: automatic)' },
       data: { kind: 'string', help: 'data folder', default: 'data' },

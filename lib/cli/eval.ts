@@ -13,7 +13,7 @@ import { evaluatePolicy, teacherPolicy } from '../envs/evaluate';
 import { Task } from '../envs/task';
 import { evaluateModel } from '../train/evaluate';
 import { jsonStartMask, structuralMask } from '../train/rollout';
-import { perCategory, splitSyntax } from '../experiments/runner';
+import { perCategory, splitSyntax } from '../experiments/run/inputs';
 import { ProgressBar } from '../util/progress';
 import { activeBackend } from '../backend';
 

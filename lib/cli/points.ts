@@ -1,12 +1,12 @@
 /**
  * `toolrl points --run DIR [--steps 20,30] [--splits id,format_ood]`: greedy evaluation of a run's branch points
- * around its collapse (lib/experiments/points.ts), written to DIR/points.json.
+ * around its collapse (lib/experiments/store/points.ts), written to DIR/points.json.
  */
 import * as fs from 'fs';
 import * as path from 'path';
 import { Command, UsageError } from './args';
 import { initBackend } from '../backend';
-import { EVAL_SPLITS, EvalSplitName } from '../experiments/runner';
+import { EVAL_SPLITS, EvalSplitName } from '../experiments/run/inputs';
 
 export const pointsCommand: Command = {
   spec: {
@@ -29,7 +29,7 @@ export const pointsCommand: Command = {
     const splits = String(args.splits).split(',').map((s) => s.trim()) as EvalSplitName[];
     const bad = splits.filter((s) => !EVAL_SPLITS.includes(s) || s === 'id_constrained');
     if (bad.length) throw new UsageError(`--splits: unknown split ${bad.join(', ')} (id, format_ood, content_ood, format_content_ood)`);
-    const { pointsAround, evaluatePoints } = await import('../experiments/points');
+    const { pointsAround, evaluatePoints } = await import('../experiments/store/points');
     try {
       pointsAround(run, steps); // the branch points exist, before the backend starts
     } catch (e) {

@@ -2,7 +2,7 @@
  * `toolrl reproduce` and `toolrl report`.
  *
  * reproduce = run what is missing, then report: plan every experiment of the registry x the preset's seeds
- * (lib/experiments/sweep.ts), run the jobs whose summary.json is absent as child processes, rebuild the
+ * (lib/experiments/sweep/local.ts), run the jobs whose summary.json is absent as child processes, rebuild the
  * report from the results store, and print Table 1, Table 2 (and the LR sweep). With every result present
  * it only rebuilds the report, so it is also the command that refreshes the report after a rerun.
  */
@@ -10,19 +10,19 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { Command, UsageError, parseSeed } from './args';
 import { EXIT_HELP } from '../util/errors';
-import { PRESETS, Preset, getPreset } from '../experiments/presets';
-import { DEFAULT_RESULTS_ROOT, isDefaultResultsRoot } from '../experiments/store';
-import { DEFAULT_REGIME, REGIMES } from '../experiments/regimes';
+import { PRESETS, Preset, getPreset } from '../experiments/registry/presets';
+import { DEFAULT_RESULTS_ROOT, isDefaultResultsRoot } from '../experiments/store/folder';
+import { DEFAULT_REGIME, REGIMES } from '../experiments/registry/regimes';
 import type { BuiltReport } from '../report/build';
 import type { ReportTable } from '../report/tables/base';
-import { childPath } from '../experiments/plan';
-import { shq } from '../experiments/slurm';
+import { childPath } from '../experiments/sweep/plan';
+import { shq } from '../experiments/slurm/scripts';
 import { SLURM_OPTIONS, checkSlurmArgs, slurmReproduce, slurmStatus } from './slurm';
 
 // The report modules load danfojs (and with it TensorFlow.js, ~3 s): import them only when a command
 // needs them, so that every other `toolrl` command (and each child run of a sweep) starts fast.
 const loadBuild = () => import('../report/build');
-const loadSweep = () => import('../experiments/sweep');
+const loadSweep = () => import('../experiments/sweep/local');
 
 function reportDir(args: Record<string, unknown>, preset: string, root: string): string {
   return (args.out as string | undefined) ?? path.join(root, preset, 'report');
@@ -69,7 +69,7 @@ async function printTables(built: BuiltReport, out: string, storeDir: string): P
 
 const common = {
   preset: { kind: 'string' as const, choices: PRESETS, help: 'size preset', default: 'quick' },
-  regime: { kind: 'string' as const, choices: REGIMES, help: 'which base the study starts from (lib/experiments/regimes.ts)', default: DEFAULT_REGIME },
+  regime: { kind: 'string' as const, choices: REGIMES, help: 'which base the study starts from (lib/experiments/registry/regimes.ts)', default: DEFAULT_REGIME },
   out: { kind: 'string' as const, help: 'report folder (default data/results/<store>/report; store: the preset, -instruct in that regime)' },
   results: { kind: 'string' as const, help: 'results store root', default: DEFAULT_RESULTS_ROOT },
   'no-png': { kind: 'flag' as const, help: 'skip the PNG figures (headless Chromium)' },
@@ -100,7 +100,7 @@ export const reproduceCommand: Command = {
     if (!Number.isInteger(jobsN) || jobsN < 1) throw new UsageError(`--jobs must be an integer >= 1, got ${jobsN}`);
     const only = args.only === undefined ? undefined : String(args.only).split(',').map((s) => s.trim()).filter(Boolean);
     const seeds = args.seeds === undefined ? undefined : String(args.seeds).split(',').map((x) => parseSeed('--seeds', x.trim()));
-    const { planJobs, runSweep } = await loadSweep();
+    const [{ runSweep }, { planJobs }] = await Promise.all([loadSweep(), import('../experiments/sweep/plan')]);
     let jobs;
     try {
       jobs = planJobs(preset, { only, seeds, root });

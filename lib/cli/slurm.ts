@@ -5,11 +5,11 @@
  */
 import * as path from 'path';
 import { OptionSpec, ParsedArgs, UsageError } from './args';
-import { Preset } from '../experiments/presets';
-import { SweepJob, childPath, decideRuns } from '../experiments/plan';
-import { DIRECTIVE_FORM, SLURM_TIME, SlurmConfig, planSlurm, sbatchDirective } from '../experiments/slurm';
+import { Preset } from '../experiments/registry/presets';
+import { SweepJob, childPath, decideRuns } from '../experiments/sweep/plan';
+import { DIRECTIVE_FORM, SLURM_TIME, SlurmConfig, planSlurm, sbatchDirective } from '../experiments/slurm/scripts';
 import { SlurmCommand, formatStatus, readQueue, readSubmission, sbatchArgs, slurmCommand, submissionActive, submissionFile,
-  submissionStatus, submitPlan, waitFor } from '../experiments/slurm_queue';
+  submissionStatus, submitPlan, waitFor } from '../experiments/slurm/queue';
 import { lockHolder } from '../util/lock';
 
 export const SLURM_OPTIONS: Record<string, OptionSpec> = {

@@ -30,8 +30,8 @@ import { evaluateModel } from '../train/evaluate';
 import { groupShares } from '../train/grpo/advantages';
 import { probeContexts, runProbe, ProbeResult } from '../diagnostics/probe';
 import { attemptsCall } from '../format/states';
-import { CalibrationTargets, REGIME_TABLE } from './regimes';
-import { PRESET_TABLE } from './presets';
+import { CalibrationTargets, REGIME_TABLE } from './registry/regimes';
+import { PRESET_TABLE } from './registry/presets';
 
 export interface CalibrationConfig {
   /** Training tasks sampled (balanced over categories). The calibration targets are read on >= 120. */
@@ -83,7 +83,7 @@ export interface CalibrationReport {
     toolMessages: number;
     emptyMessages: number;
   };
-  /** The targets checked (a regime's, lib/experiments/regimes.ts) and whether each is met. */
+  /** The targets checked (a regime's, lib/experiments/registry/regimes.ts) and whether each is met. */
   targets: Record<string, { value: number; target: string; met: boolean }>;
   seconds: number;
 }

@@ -17,7 +17,7 @@ import { branchLabels } from './tables/branches';
 import { memorisationFigure } from './tables/learning';
 import { storeTables } from './docs';
 import { formatLr } from './stats/seeds';
-import { COLLAPSE_LR } from '../experiments/configs';
+import { COLLAPSE_LR } from '../experiments/registry/configs';
 import { toCSV, toMarkdown, toHtml, toJSON } from './render/tables';
 import { PlotlyFigure, ReportSection, escapeHtml, writeHtmlReport } from './figures/plotly';
 import { collapseEvents, markEvents } from './figures/timeline';
@@ -25,8 +25,8 @@ import { valAccuracyFigure, rewardFigure, probeFigure, statesFigure, gradSplitFi
   collapseRateFigure, methodRuns, hasRL } from './figures/curves';
 import { renderPngs } from './figures/png';
 import { PAPER_ROWS, PAPER_SOURCE } from './paper';
-import { ExperimentSpec } from '../experiments/spec';
-import { DEFAULT_RESULTS_ROOT } from '../experiments/store';
+import { ExperimentSpec } from '../experiments/registry/spec';
+import { DEFAULT_RESULTS_ROOT } from '../experiments/store/folder';
 import { writeFileAtomic } from '../util/atomic';
 
 /** The run whose per-step diagnostics get PNGs: the collapse itself (else the first method with RL). */

@@ -20,8 +20,8 @@ import { findings, findingsTable } from './tables/findings';
 import { anatomyTable, collapseSummaryTable, loopRuleTable } from './tables/anatomy';
 import { mdCell, toMarkdown } from './render/tables';
 import { PAPER_ROWS, PAPER_SOURCE } from './paper';
-import { REGIMES, getRegime } from '../experiments/regimes';
-import { getPreset } from '../experiments/presets';
+import { REGIMES, getRegime } from '../experiments/registry/regimes';
+import { getPreset } from '../experiments/registry/presets';
 import { formatDuration } from '../util/progress';
 
 export const RESULTS_BEGIN = '<!-- results:begin (written by `npx toolrl report --docs`; do not edit) -->';
@@ -131,7 +131,7 @@ export function resultsMarkdown(stores: RegimeStore[]): string {
     '# Results',
     '',
     `Written by \`npx toolrl report --docs\` from the committed stores ${stores.map((s) => `\`data/results/${s.store.preset}\``).join(' and ')}; ` +
-      'do not edit by hand. Each store is one regime (lib/experiments/regimes.ts): the same study from a different base.',
+      'do not edit by hand. Each store is one regime (lib/experiments/registry/regimes.ts): the same study from a different base.',
     '',
     '## The two regimes',
     '',

@@ -74,4 +74,3 @@ export function evaluateModel(model: GPT, tokenizer: Tokenizer, tasks: Task[], o
   return opts.keepTrajectories ? { ...summary, trajectories: all } : summary;
 }
 
-export { STRUCTURAL_STATES };

@@ -7,7 +7,6 @@ import * as path from 'path';
 import { readJsonlValues } from '../util/jsonl';
 import type { MetricRecord } from './records';
 
-export type { MetricRecord } from './records';
 
 /** Anything that accepts records of one kind (a MetricsLog, or a wrapper that adds the run-level fields). */
 export interface MetricsSink<R = MetricRecord> {

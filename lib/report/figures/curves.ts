@@ -16,8 +16,8 @@
 import { MetricRecord, grpoRecords, numberField, stepOf } from '../../train/records';
 import { PlotlyFigure, lineFigure, LineSeries, legendBeside, seriesStyle, withAlpha } from './plotly';
 import { ResultsStore } from '../store/results';
-import { ExperimentGroup } from '../../experiments/spec';
-import { COLLAPSE_LR } from '../../experiments/configs';
+import { ExperimentGroup } from '../../experiments/registry/spec';
+import { COLLAPSE_LR } from '../../experiments/registry/configs';
 import { collapseRateLabel, collapseRateRuns } from '../tables/collapse';
 import { formatLr } from '../stats/seeds';
 

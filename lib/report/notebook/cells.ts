@@ -21,7 +21,7 @@ export function setupMarkdown(extra?: string): string {
     'summary.json}`, one store per preset and regime (`full` and `quick` from the strong base, `full-instruct` from the',
     'instruct base). Three environment variables choose the store: `TOOLRL_RESULTS` (the root folder, default',
     '`data/results`), `TOOLRL_REGIME` (`strong`, the default, or `instruct`: which base the study started from,',
-    'lib/experiments/regimes.ts) and `TOOLRL_RESULTS_PRESET` (the preset). Without the last, the notebook reads the',
+    'lib/experiments/registry/regimes.ts) and `TOOLRL_RESULTS_PRESET` (the preset). Without the last, the notebook reads the',
     '`full` store of the regime when it holds every run compared here, else the `quick` one if it holds more of them',
     '(`pickResultsPreset`), and `openResults` prints which store it read and what that store lacks. When a run the',
     'notebook needs is missing, its cells print the command that creates it and skip; nothing here throws.',

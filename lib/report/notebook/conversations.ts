@@ -1,6 +1,6 @@
 /**
  * Real conversations from committed runs: a run keeps the sampled rollouts of step 1 and every 10th RL step
- * (`rollouts-sample.jsonl`, lib/experiments/rollout_sample.ts), assistant messages only. Replaying those
+ * (`rollouts-sample.jsonl`, lib/experiments/store/rollout_sample.ts), assistant messages only. Replaying those
  * messages through the task's environment gives back the whole conversation (system prompt, user turns,
  * tool responses), exactly as the policy saw it, since the environments are deterministic.
  *

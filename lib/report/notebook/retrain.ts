@@ -18,9 +18,9 @@
 import * as fs from "fs";
 import * as path from "path";
 import { initBackend } from "../../backend";
-import { getExperiment } from "../../experiments/configs";
-import { getPreset } from "../../experiments/presets";
-import { resultsDir, runExperiment } from "../../experiments/runner";
+import { getExperiment } from "../../experiments/registry/configs";
+import { getPreset } from "../../experiments/registry/presets";
+import { resultsDir, runExperiment } from "../../experiments/run/runner";
 import { loadResults, ResultsStore } from "../store/results";
 import { liveRunProgress, notebookRegime, openResults } from "./views";
 

@@ -15,7 +15,7 @@
 
 import * as fs from "fs";
 import * as path from "path";
-import { isDefaultResultsRoot, isFinished } from "../../experiments/store";
+import { isDefaultResultsRoot, isFinished } from "../../experiments/store/folder";
 import { escapeHtml } from "../figures/plotly";
 import { inTslabKernel as inKernel, showHtml, liveProgress } from "./display";
 
@@ -23,9 +23,9 @@ import { numberField } from "../../train/records";
 import type { GRPOMetric, MetricRecord } from "../../train/records";
 import type { PlotlyFigure } from "../figures/plotly";
 import { tableHtml, tableText } from "../render/rows";
-import { DEFAULT_REGIME, REGIMES, RegimeName, getRegime } from "../../experiments/regimes";
-import { PRESETS, getStorePreset, studyGroups } from "../../experiments/presets";
-import type { Preset } from "../../experiments/presets";
+import { DEFAULT_REGIME, REGIMES, RegimeName, getRegime } from "../../experiments/registry/regimes";
+import { PRESETS, getStorePreset, studyGroups } from "../../experiments/registry/presets";
+import type { Preset } from "../../experiments/registry/presets";
 import { lateStates } from "../store/samples";
 
 /** The parts of lib/report/store/results.ts's ExperimentResults these helpers read. */
@@ -69,7 +69,7 @@ export function notebookRegime(): RegimeName {
   const v = process.env.TOOLRL_REGIME;
   if (v === undefined || v === "") return DEFAULT_REGIME;
   if (!(REGIMES as string[]).includes(v)) {
-    throw new Error(`TOOLRL_REGIME="${v}" names no regime (expected one of ${REGIMES.join(", ")}; lib/experiments/regimes.ts)`);
+    throw new Error(`TOOLRL_REGIME="${v}" names no regime (expected one of ${REGIMES.join(", ")}; lib/experiments/registry/regimes.ts)`);
   }
   return v as RegimeName;
 }
@@ -129,7 +129,7 @@ export function pickResultsPreset(root: string, configs: string[], candidates: s
   return chosen;
 }
 
-/** A registry entry as openResults reads it: name and report group (lib/experiments/configs.ts listExperiments()). */
+/** A registry entry as openResults reads it: name and report group (lib/experiments/registry/configs.ts listExperiments()). */
 export interface ExpectedRun { name: string; group: string }
 
 /**
@@ -228,7 +228,7 @@ const probability = (p: number): string => (p < 0.01 ? p.toExponential(1) : p.to
 const pct = (v: number | null | undefined): string => (typeof v === "number" && Number.isFinite(v) ? (v * 100).toFixed(1) : "—");
 
 /**
- * One row per seed: the RL summary each run wrote (lib/experiments/summary.ts), in percent. Its collapse step is
+ * One row per seed: the RL summary each run wrote (lib/experiments/run/summary.ts), in percent. Its collapse step is
  * measured against the run's own validated peak; the report's tables measure it against the higher of that peak
  * and the base checkpoint's accuracy (tables.ts `collapseVsStart`), so a run already down at its first validation
  * collapses there in the tables and may read "none" here. The column says which.

@@ -9,11 +9,12 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { ExperimentSpec } from '../../experiments/spec';
-import { listExperiments } from '../../experiments/configs';
-import { DEFAULT_RESULTS_ROOT } from '../../experiments/store';
-import type { RunSummary } from '../../experiments/runner';
-import { MetricRecord, readMetrics } from '../../train/metrics';
+import { ExperimentSpec } from '../../experiments/registry/spec';
+import { listExperiments } from '../../experiments/registry/configs';
+import { DEFAULT_RESULTS_ROOT } from '../../experiments/store/folder';
+import type { RunSummary } from '../../experiments/run/runner';
+import { MetricRecord } from '../../train/records';
+import { readMetrics } from '../../train/metrics';
 
 export interface SeedResult {
   seed: number;
@@ -42,7 +43,7 @@ export interface ResultsStore {
   branches: BranchResult[];
 }
 
-/** A run that continued another run from its branch point under another method (lib/experiments/branch.ts). */
+/** A run that continued another run from its branch point under another method (lib/experiments/store/branch.ts). */
 export interface BranchResult {
   name: string;
   dir: string;

@@ -1,6 +1,6 @@
 /**
  * The committed sampled messages of a run, read with the current message rule. A run keeps the rollouts of RL step 1
- * and every 10th step, four groups of eight (`rollouts-sample.jsonl`, lib/experiments/rollout_sample.ts); each message
+ * and every 10th step, four groups of eight (`rollouts-sample.jsonl`, lib/experiments/store/rollout_sample.ts); each message
  * is classified here again (lib/format/states.ts messageMode), not read from the state recorded at training time:
  * runs made before repetition loops were full collapse recorded a loop as a healthy response.
  *
@@ -13,7 +13,7 @@ import { MessageMode, StructuralState } from '../../format/types';
 import { messageMode, modeShares, stateOfMode, stateShares } from '../../format/states';
 import { RolloutRecord, grpoRecords, stepOf } from '../../train/records';
 import { readJsonlValues } from '../../util/jsonl';
-import { ROLLOUT_SAMPLE_FILE } from '../../experiments/store';
+import { ROLLOUT_SAMPLE_FILE } from '../../experiments/store/folder';
 import type { SeedResult } from './results';
 
 /** The committed rollout excerpt of a run folder ([] when the run kept none). */

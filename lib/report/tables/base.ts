@@ -11,8 +11,8 @@ import { MetricRecord, grpoRecords, numberField, stepOf } from '../../train/reco
 import { ExperimentResults, ResultsStore, byGroup } from '../store/results';
 import { SeedStat, Observation, seedStats, formatPercent, formatLr } from '../stats/seeds';
 import { differenceInterval, formatInterval, Outcomes, scoreInterval } from '../stats/bootstrap';
-import { getStorePreset } from '../../experiments/presets';
-import { summarizeRL } from '../../experiments/summary';
+import { getStorePreset } from '../../experiments/registry/presets';
+import { summarizeRL } from '../../experiments/run/summary';
 import { lateStates } from '../store/samples';
 
 export interface RawRow {
@@ -179,7 +179,7 @@ export function sweepRowName(e: ExperimentResults): string {
 
 /**
  * The base checkpoint's greedy accuracy on the RL validation tasks (the first `valTasksPerCategory` test tasks of
- * each category, lib/experiments/runner.ts), read from the base-model run's per-task outcomes; null without them.
+ * each category, lib/experiments/run/runner.ts), read from the base-model run's per-task outcomes; null without them.
  */
 export function baseValAccuracy(store: ResultsStore): number | null {
   const base = store.experiments.find((e) => e.spec.name === 'base-model');

@@ -1,6 +1,6 @@
 /**
  * Branch runs in the report (beyond the paper). A branch continues another run from one of its branch points
- * under another method (lib/experiments/branch.ts): for example a vanilla GRPO run that is already losing
+ * under another method (lib/experiments/store/branch.ts): for example a vanilla GRPO run that is already losing
  * validation accuracy, continued with the per-update SFT loss. The question it answers is one the paper's
  * from-scratch runs cannot: can the signal still repair a policy that has started to collapse, or does it
  * only prevent the collapse? The parent shows what the same policy did without it.
@@ -11,7 +11,7 @@ import { ID_COLUMNS, ReportTable, RawRow, idAverage, probeExtreme } from './base
 import { formatProbability } from '../stats/seeds';
 import { differenceInterval, formatInterval, scoreInterval } from '../stats/bootstrap';
 import { MetricRecord, numberField, stepOf } from '../../train/records';
-import type { RunSummary } from '../../experiments/runner';
+import type { RunSummary } from '../../experiments/run/runner';
 import { lateStates } from '../store/samples';
 
 /** The parent's config: from its summary, else from its folder (<config>/seed-<n>). */

@@ -26,7 +26,7 @@ import { ExperimentResults, ResultsStore } from '../store/results';
 import { ReportTable, ID_COLUMNS, baseValAccuracy, collapseVsStart, idAverage, probeExtreme, sweepExperiments } from './base';
 import { Interval, Outcomes, differenceInterval, formatInterval } from '../stats/bootstrap';
 import { formatLr } from '../stats/seeds';
-import { COLLAPSE_LR } from '../../experiments/configs';
+import { COLLAPSE_LR } from '../../experiments/registry/configs';
 import { PAPER_ROWS } from '../paper';
 import { MODE_LABEL } from '../../format/types';
 import { RunAnatomy, runAnatomy } from './anatomy';

@@ -12,7 +12,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { grpoRecords, numberField, stepOf } from '../../train/records';
-import type { PointsFile } from '../../experiments/points';
+import type { PointsFile } from '../../experiments/store/points';
 import { ExperimentResults, ResultsStore } from '../store/results';
 import { ReportTable, RawRow, ID_COLUMNS, idAverage } from './base';
 import { differenceInterval, formatInterval, Outcomes } from '../stats/bootstrap';

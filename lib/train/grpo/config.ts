@@ -8,7 +8,7 @@ import { PolicyLossConfig } from './loss';
 export interface GRPOConfig extends PolicyLossConfig {
   /** Rollouts per prompt. Paper: 8 (rollout.n). */
   groupSize: number;
-  /** Prompts (tasks) per RL step. Paper: 60 (train_batch_size); ours: per preset (lib/experiments/presets.ts). */
+  /** Prompts (tasks) per RL step. Paper: 60 (train_batch_size); ours: per preset (lib/experiments/registry/presets.ts). */
   promptsPerStep: number;
   /** Prompts per PPO mini-batch. Paper: 20 (ppo_mini_batch_size), i.e. 3 updates per step; ours keeps the 3:1 ratio where possible. */
   promptsPerMiniBatch: number;
@@ -32,7 +32,7 @@ export interface GRPOConfig extends PolicyLossConfig {
   /** Number of RL steps. Paper: 300 (total_training_steps); ours per preset. */
   steps: number;
   /**
-   * Learning rate. Paper: 1e-6 for 1.5B parameters; ours: 3e-4, the main rate of the study (lib/experiments/configs.ts
+   * Learning rate. Paper: 1e-6 for 1.5B parameters; ours: 3e-4, the main rate of the study (lib/experiments/registry/configs.ts
    * RL_LR; a tiny model needs a larger one, and the LR sweep reports the others).
    */
   lr: number;

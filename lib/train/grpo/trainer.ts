@@ -8,7 +8,7 @@
  * hint or a script is decided before the rollout, and the rollout itself records what training must see. The
  * paper's instruments (instruments.ts) observe the step and never change it (`instruments: false` leaves them out;
  * the update is the same). Writing records, validation and the memorisation measure belong to the caller
- * (lib/experiments/stages.ts), which schedules them.
+ * (lib/experiments/run/stages.ts), which schedules them.
  */
 import { Rng } from '../../prng';
 import { GPT } from '../../model/gpt';

@@ -20,39 +20,37 @@
  */
 import * as path from 'path';
 import * as tf from '@tensorflow/tfjs';
-import { quietTfjs } from '../util/quiet-tfjs';
-import { checkSeed } from '../prng';
-import { GPT } from '../model/gpt';
-import { defaultGPTConfig } from '../model/config';
-import { loadCheckpoint, saveCheckpoint, verifyCheckpoint } from '../model/checkpoint';
-import { loadTokenizer, Tokenizer } from '../format/tokenizer';
-import { Task, CATEGORIES } from '../envs/task';
-import { evaluateModel, EvalResult } from '../train/evaluate';
-import { structuralMask } from '../train/rollout';
-import { MetricRecord, MetricsLog, readMetrics } from '../train/metrics';
-import { GRPOMetric, grpoRecords } from '../train/records';
-import { ProgressBar } from '../util/progress';
-import { InputError, Refusal, writing } from '../util/errors';
-import { ExperimentSpec, StageSpec } from './spec';
-import { Preset } from './presets';
-import { DEFAULT_REGIME } from './regimes';
+import { quietTfjs } from '../../util/quiet-tfjs';
+import { checkSeed } from '../../prng';
+import { GPT } from '../../model/gpt';
+import { defaultGPTConfig } from '../../model/config';
+import { loadCheckpoint, saveCheckpoint, verifyCheckpoint } from '../../model/checkpoint';
+import { loadTokenizer, Tokenizer } from '../../format/tokenizer';
+import { Task, CATEGORIES } from '../../envs/task';
+import { evaluateModel, EvalResult } from '../../train/evaluate';
+import { structuralMask } from '../../train/rollout';
+import { MetricRecord } from '../../train/records';
+import { MetricsLog, readMetrics } from '../../train/metrics';
+import { GRPOMetric, grpoRecords } from '../../train/records';
+import { ProgressBar } from '../../util/progress';
+import { InputError, Refusal, writing } from '../../util/errors';
+import { ExperimentSpec, StageSpec } from '../registry/spec';
+import { Preset } from '../registry/presets';
+import { DEFAULT_REGIME } from '../registry/regimes';
 import { applyOverrides, pipelineOverrides, validateStages } from './overrides';
-import { PipelineConfig } from '../train/pipeline';
-import { getExperiment } from './configs';
+import { PipelineConfig } from '../../train/pipeline';
+import { getExperiment } from '../registry/configs';
 import { summarizeRL, RLSummary } from './summary';
-import { writeRolloutSample } from './rollout_sample';
-import { loadResumeState, ResumeState } from './resume';
-import { loadBranchPoint, validateBranch } from './branch';
+import { writeRolloutSample } from '../store/rollout_sample';
+import { loadResumeState, ResumeState } from '../store/resume';
+import { loadBranchPoint, validateBranch } from '../store/branch';
 import { BestValidation, RunContext, bestDir, readBest, runGRPO, runInterleavedSFT, runSFT } from './stages';
 import { EVAL_SPLITS, EvalSplitName, RunInputs, loadInputs, perCategory, sftData, splitSyntax, unseenTasks } from './inputs';
 import { RunFolder, RunIdentity, runMode, dataFingerprint, readRunJson, checkpointDir, hasWeights, DEFAULT_RESULTS_ROOT,
-  isDefaultResultsRoot } from './store';
+  isDefaultResultsRoot } from '../store/folder';
 
 quietTfjs();
 
-export { EVAL_SPLITS, perCategory, splitSyntax, unseenTasks };
-export type { EvalSplitName };
-export { WORLD_SAMPLE_SEED, REPLAY_SEED, UNSEEN_SEED } from './inputs';
 
 export interface RunOptions {
   preset: Preset;
@@ -61,7 +59,7 @@ export interface RunOptions {
   overrides?: Record<string, string | number | boolean>;
   /** Continue a killed run from `out/resume/` (only the run that run.json and the resume state name). */
   resume?: boolean;
-  /** Start from another run's branch point (lib/experiments/branch.ts) instead of the config's initial policy. */
+  /** Start from another run's branch point (lib/experiments/store/branch.ts) instead of the config's initial policy. */
   branch?: { from: string; step: number };
   /** Clear a folder that holds results and start afresh (without it, such a folder is refused). */
   force?: boolean;
@@ -365,4 +363,3 @@ export function runByName(name: string, opts: RunOptions): Promise<RunSummary> {
   return runExperiment(getExperiment(name), opts);
 }
 
-export { CATEGORIES, readMetrics };

@@ -11,17 +11,17 @@
  * cleared).
  */
 import * as path from 'path';
-import { ExperimentSpec } from './spec';
-import { Preset, getPreset, studyGroups } from './presets';
-import { getExperiment, listExperiments } from './configs';
-import { resultsDir } from './runner';
-import { checkpointDir, hasWeights, resumeDir, unfinishedReason } from './store';
+import { ExperimentSpec } from '../registry/spec';
+import { Preset, getPreset, studyGroups } from '../registry/presets';
+import { getExperiment, listExperiments } from '../registry/configs';
+import { resultsDir } from '../run/runner';
+import { checkpointDir, hasWeights, resumeDir, unfinishedReason } from '../store/folder';
 
 export interface SweepJob {
   config: string;
   seed: number;
   preset: string;
-  /** The regime (lib/experiments/regimes.ts); the store folder of `out` is the preset's in it. */
+  /** The regime (lib/experiments/registry/regimes.ts); the store folder of `out` is the preset's in it. */
   regime: string;
   /** The run's folder: data/results/<preset>/<config>/seed-<n> (the runner finds checkpoints of init runs from it). */
   out: string;

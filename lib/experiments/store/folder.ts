@@ -14,10 +14,10 @@
 import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
-import { readJsonFile, writeJsonAtomic } from '../util/atomic';
-import { EXIT, Refusal } from '../util/errors';
-import { LOCK_FILE, acquireLock, inUse, lockHolder } from '../util/lock';
-import { DEFAULT_REGIME } from './regimes';
+import { readJsonFile, writeJsonAtomic } from '../../util/atomic';
+import { EXIT, Refusal } from '../../util/errors';
+import { LOCK_FILE, acquireLock, inUse, lockHolder } from '../../util/lock';
+import { DEFAULT_REGIME } from '../registry/regimes';
 
 /** Where run folders live: `<root>/<preset>/<config>/seed-<n>/` (every command's `--results` default). */
 export const DEFAULT_RESULTS_ROOT = 'data/results';
@@ -30,7 +30,7 @@ export type Overrides = Record<string, string | number | boolean>;
 export interface RunIdentity {
   config: string;
   preset: string;
-  /** The regime (lib/experiments/regimes.ts); absent in run folders written before regimes: strong. */
+  /** The regime (lib/experiments/registry/regimes.ts); absent in run folders written before regimes: strong. */
   regime?: string;
   seed: number;
   overrides: Overrides;
@@ -46,12 +46,12 @@ export interface RunIdentity {
 /** Files of a run folder that are results (anything else, like the launcher's run.log, is not). */
 export const RESULT_ENTRIES = ['run.json', 'metrics.jsonl', 'rollouts.jsonl', 'summary.json', 'checkpoint', 'best', 'resume', 'resume.tmp', 'resume.old'];
 
-/** The committed excerpt of rollouts.jsonl (lib/experiments/rollout_sample.ts). */
+/** The committed excerpt of rollouts.jsonl (lib/experiments/store/rollout_sample.ts). */
 export const ROLLOUT_SAMPLE_FILE = 'rollouts-sample.jsonl';
 
 /**
  * Every entry the tool writes into a run folder: the results, the rollout excerpt, the branch points
- * (lib/experiments/branch.ts), the launcher's run.log (lib/experiments/sweep.ts) and the lock. A run folder
+ * (lib/experiments/store/branch.ts), the launcher's run.log (lib/experiments/sweep/local.ts) and the lock. A run folder
  * may hold anything else too (notes, a paper draft): the tool never removes it, not even with --force.
  */
 export const RUN_ENTRIES = [...RESULT_ENTRIES, ROLLOUT_SAMPLE_FILE, 'branches', 'run.log', LOCK_FILE];

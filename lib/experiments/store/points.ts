@@ -9,14 +9,15 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { loadCheckpoint } from '../model/checkpoint';
-import { loadTokenizer } from '../format/tokenizer';
-import { loadTasks } from '../envs/data';
-import { evaluateModel } from '../train/evaluate';
-import { ProgressBar } from '../util/progress';
-import { writeJsonAtomic } from '../util/atomic';
+import { loadCheckpoint } from '../../model/checkpoint';
+import { loadTokenizer } from '../../format/tokenizer';
+import { loadTasks } from '../../envs/data';
+import { evaluateModel } from '../../train/evaluate';
+import { ProgressBar } from '../../util/progress';
+import { writeJsonAtomic } from '../../util/atomic';
 import { branchPointDir, listBranchPoints } from './branch';
-import { EvalSplitName, SplitEval, outcomeStrings, splitSyntax } from './runner';
+import { EvalSplitName, splitSyntax } from '../run/inputs';
+import { SplitEval, outcomeStrings } from '../run/runner';
 
 /** Branch points evaluated on each side of the collapse step (10 RL steps apart in the full preset). */
 export const POINTS_AROUND = 2;

@@ -7,11 +7,10 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { readStepRecords } from '../train/interleaved';
-import { writeFileAtomic } from '../util/atomic';
-import { ROLLOUT_SAMPLE_FILE } from './store';
+import { readStepRecords } from '../../train/interleaved';
+import { writeFileAtomic } from '../../util/atomic';
+import { ROLLOUT_SAMPLE_FILE } from './folder';
 
-export { ROLLOUT_SAMPLE_FILE };
 
 /** Write OUT/rollouts-sample.jsonl from OUT/rollouts.jsonl (no-op without it); returns the number of records. */
 export function writeRolloutSample(outDir: string, every = 10, groups = 4): number {

@@ -15,7 +15,7 @@
  * the next submission skips, resumes or restarts it by the store's rules.
  */
 import * as path from 'path';
-import { REPO_ROOT, RunAction, RunDecision, SweepJob, childPath, runArgs } from './plan';
+import { REPO_ROOT, RunAction, RunDecision, SweepJob, childPath, runArgs } from '../sweep/plan';
 
 export interface SlurmConfig {
   /** Folder of the scripts, the submission record and the logs: <results>/<store>/slurm (made absolute: sbatch reads --output from the job's folder). */

@@ -46,7 +46,7 @@ export interface Regime {
   label: string;
   /** The checkpoint of the configs that start from the base (init kind 'base'). */
   base: string;
-  /** The registry config that trains it (lib/experiments/configs.ts). */
+  /** The registry config that trains it (lib/experiments/registry/configs.ts). */
   baseConfig: string;
   /**
    * Prompts per RL step and per PPO mini-batch, as a multiple of the preset's. 2 for instruct: full 32 x 8

@@ -3,20 +3,20 @@
  * partial config over the component defaults. Specs are data so that the registry (configs.ts) reads as
  * an index of the paper: every entry names the method or official script it mirrors and what differs.
  */
-import { GPTConfig } from '../model/config';
-import { SFTConfig } from '../train/sft';
-import { GRPOConfig } from '../train/grpo/config';
-import type { OPSConfig } from '../train/signals/ops';
-import type { HBGConfig } from '../train/signals/hbg';
-import type { SyncSFTConfig } from '../train/signals/syncsft';
-import type { GuardConfig } from './guard';
-import type { PipelineConfig } from '../train/pipeline';
+import { GPTConfig } from '../../model/config';
+import { SFTConfig } from '../../train/sft';
+import { GRPOConfig } from '../../train/grpo/config';
+import type { OPSConfig } from '../../train/signals/ops';
+import type { HBGConfig } from '../../train/signals/hbg';
+import type { SyncSFTConfig } from '../../train/signals/syncsft';
+import type { GuardConfig } from '../run/guard';
+import type { PipelineConfig } from '../../train/pipeline';
 import { Preset } from './presets';
 
 export type InitFrom =
   /** A fresh model (only the base checkpoint is trained this way). */
   | { kind: 'scratch'; model?: Partial<Omit<GPTConfig, 'vocabSize'>> }
-  /** The regime's base checkpoint (the paper's instruct model; lib/experiments/regimes.ts). */
+  /** The regime's base checkpoint (the paper's instruct model; lib/experiments/registry/regimes.ts). */
   | { kind: 'base' }
   /** A committed checkpoint folder. */
   | { kind: 'checkpoint'; path: string }
@@ -54,7 +54,7 @@ export type StageSpec =
    */
   | { kind: 'sft'; data: SFTData; config: Partial<SFTConfig>; count?: number; replay?: number; extraWorld?: number;
     emptyCalls?: number }
-  /** `guard`: the adaptive collapse guard (lib/experiments/guard.ts), over its defaults. */
+  /** `guard`: the adaptive collapse guard (lib/experiments/run/guard.ts), over its defaults. */
   | { kind: 'grpo'; config: Partial<GRPOConfig>; signal?: SignalSpec; guard?: Partial<GuardConfig> }
   /**
    * An interleaved SFT phase built from the previous RL stage's last `lastSteps` steps (ETS or PRS+ETS;

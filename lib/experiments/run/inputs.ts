@@ -8,17 +8,17 @@
  * trajectories), and the never-seen tasks of the memorisation measure.
  */
 import * as path from 'path';
-import { Rng } from '../prng';
-import { loadTokenizer, Tokenizer } from '../format/tokenizer';
-import type { Message } from '../format/types';
-import { Task, TRAIN_CATEGORIES } from '../envs/task';
-import { generateTasks, taskContentKey } from '../envs/generator';
-import { loadTasks, loadCorpus } from '../envs/data';
-import { withEmptyCalls } from '../envs/corpus';
-import { teacherTrajectory } from '../envs/teacher';
-import { encodeConversation, TrainingSequence } from '../train/encode';
-import { SFTData, StageSpec } from './spec';
-import { Preset } from './presets';
+import { Rng } from '../../prng';
+import { loadTokenizer, Tokenizer } from '../../format/tokenizer';
+import type { Message } from '../../format/types';
+import { Task, TRAIN_CATEGORIES } from '../../envs/task';
+import { generateTasks, taskContentKey } from '../../envs/generator';
+import { loadTasks, loadCorpus } from '../../envs/data';
+import { withEmptyCalls } from '../../envs/corpus';
+import { teacherTrajectory } from '../../envs/teacher';
+import { encodeConversation, TrainingSequence } from '../../train/encode';
+import { SFTData, StageSpec } from '../registry/spec';
+import { Preset } from '../registry/presets';
 
 /**
  * The final evaluations: ID test tasks, the same with constrained decoding (the capability probe: only

@@ -5,8 +5,8 @@
  * or the full-collapse share of the step's sampled messages. Every field can be changed with
  * `--set guard.<field>=<value>` (the SFT phase's own settings with `--set sft.<field>=<value>`).
  */
-import { SFTConfig } from '../train/sft';
-import type { GRPOStepRecord } from '../train/records';
+import { SFTConfig } from '../../train/sft';
+import type { GRPOStepRecord } from '../../train/records';
 
 export interface GuardConfig {
   /** Trigger when the probe's p(`<|im_end|>`) reaches this. Ours: 0.25 (far above the base's 5e-5). */

@@ -11,16 +11,17 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { GPT } from '../model/gpt';
-import { loadCheckpoint, saveCheckpoint, sha256 } from '../model/checkpoint';
-import { Tokenizer } from '../format/tokenizer';
-import { AdamWState } from '../train/optim';
-import { GRPOTrainer, TrainerState } from '../train/grpo/trainer';
-import { MetricRecord, MetricsLog } from '../train/metrics';
-import { readJsonFile, writeJsonAtomic } from '../util/atomic';
-import { EXIT, InputError, Refusal, writing } from '../util/errors';
-import { keepFirstBytes, keepFirstRecords } from '../util/jsonl';
-import { RunIdentity, describeIdentity, identityDiff, resumeDir } from './store';
+import { GPT } from '../../model/gpt';
+import { loadCheckpoint, saveCheckpoint, sha256 } from '../../model/checkpoint';
+import { Tokenizer } from '../../format/tokenizer';
+import { AdamWState } from '../../train/optim';
+import { GRPOTrainer, TrainerState } from '../../train/grpo/trainer';
+import { MetricRecord } from '../../train/records';
+import { MetricsLog } from '../../train/metrics';
+import { readJsonFile, writeJsonAtomic } from '../../util/atomic';
+import { EXIT, InputError, Refusal, writing } from '../../util/errors';
+import { keepFirstBytes, keepFirstRecords } from '../../util/jsonl';
+import { RunIdentity, describeIdentity, identityDiff, resumeDir } from './folder';
 
 interface ResumeMeta {
   /** Absent in states written before identities were recorded (then run.json alone is checked). */

@@ -16,13 +16,13 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { Tokenizer } from '../format/tokenizer';
-import { MetricsLog, readMetrics } from '../train/metrics';
-import { keepFirstBytes } from '../util/jsonl';
-import { writing } from '../util/errors';
+import { Tokenizer } from '../../format/tokenizer';
+import { MetricsLog, readMetrics } from '../../train/metrics';
+import { keepFirstBytes } from '../../util/jsonl';
+import { writing } from '../../util/errors';
 import { asResumeState, readStateFolder, ResumeState } from './resume';
-import { DEFAULT_RESULTS_ROOT, RunIdentity, readRunJson } from './store';
-import { StageSpec } from './spec';
+import { DEFAULT_RESULTS_ROOT, RunIdentity, readRunJson } from './folder';
+import { StageSpec } from '../registry/spec';
 
 /** Where a run keeps the branch point of global step `step`. */
 export function branchPointDir(runDir: string, step: number): string {

@@ -32,7 +32,7 @@ export interface Preset {
   valTasksPerCategory: number;
   /** Save a resume state every k RL steps. */
   checkpointEvery: number;
-  /** Keep every resume state as a branch point (branches/step-<n>/, lib/experiments/branch.ts). */
+  /** Keep every resume state as a branch point (branches/step-<n>/, lib/experiments/store/branch.ts). */
   resumePoints: boolean;
   /** SFT epochs on the general corpus for the base checkpoint, and the share of the corpus used. */
   baseEpochs: number;
@@ -46,7 +46,7 @@ export interface Preset {
   seeds: number[];
   /** The report groups its study runs (ExperimentSpec.group), when not the regime's (Regime.groups). */
   groups?: string[];
-  /** The regime (lib/experiments/regimes.ts): the base every config starts from, prompt scale, results store. */
+  /** The regime (lib/experiments/registry/regimes.ts): the base every config starts from, prompt scale, results store. */
   regime: Regime;
   /** The results-store folder under the results root: `<name>` (strong) or `<name>-instruct`. */
   store: string;

@@ -2,8 +2,8 @@
  * Reading a run's metrics into the figures the study reports: peak and final validation accuracy, the
  * collapse step, and the final structural-state shares.
  */
-import { StructuralState, STRUCTURAL_STATES } from '../format/types';
-import { GRPOMetric, numberField } from '../train/records';
+import { StructuralState, STRUCTURAL_STATES } from '../../format/types';
+import { GRPOMetric, numberField } from '../../train/records';
 
 export interface RLSummary {
   steps: number;

@@ -10,9 +10,9 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { spawnSync } from 'child_process';
-import { writeJsonAtomic } from '../util/atomic';
-import { unfinishedReason } from './store';
-import { SlurmPlan, reportLog, taskLog } from './slurm';
+import { writeJsonAtomic } from '../../util/atomic';
+import { unfinishedReason } from '../store/folder';
+import { SlurmPlan, reportLog, taskLog } from './scripts';
 
 /** Runs a Slurm client command and returns its stdout; throws naming the command and its stderr. Injectable for tests. */
 export type SlurmCommand = (cmd: 'sbatch' | 'squeue', args: string[]) => string;

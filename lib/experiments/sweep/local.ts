@@ -16,13 +16,12 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { spawn } from 'child_process';
-import { ExperimentSpec } from './spec';
-import { formatDuration } from '../util/progress';
-import { lockHolder } from '../util/lock';
-import { unfinishedReason } from './store';
+import { ExperimentSpec } from '../registry/spec';
+import { formatDuration } from '../../util/progress';
+import { lockHolder } from '../../util/lock';
+import { unfinishedReason } from '../store/folder';
 import { REPO_ROOT, RunAction, SweepJob, decideRuns, runArgs } from './plan';
 
-export { planJobs, PlanOptions, SweepJob } from './plan';
 
 export interface SweepFailure {
   job: SweepJob;

@@ -5,9 +5,9 @@
  */
 import { ExperimentSpec, rlSizes, StageSpec } from './spec';
 import { Preset } from './presets';
-import { defaultGRPOConfig } from '../train/grpo/config';
+import { defaultGRPOConfig } from '../../train/grpo/config';
 import { REGIME_TABLE } from './regimes';
-import type { PipelineConfig } from '../train/pipeline';
+import type { PipelineConfig } from '../../train/pipeline';
 
 /** The strong regime's base checkpoint (the default one; each regime names its own in regimes.ts). */
 export const BASE_CHECKPOINT = REGIME_TABLE.strong.base;

@@ -3,7 +3,7 @@
  *   grpo.<field>        every GRPO stage (lib/train/grpo/config.ts)
  *   sft.<field>         every SFT stage and SFT phase: interleaved ETS / PRS phases, the guard's (lib/train/sft.ts)
  *   ops. hbg. syncsft.  the synchronous signal of a GRPO stage (lib/train/signals)
- *   guard.<field>       the adaptive collapse guard (lib/experiments/guard.ts)
+ *   guard.<field>       the adaptive collapse guard (lib/experiments/run/guard.ts)
  *   interleave.lastSteps  the RL steps an interleaved SFT phase reads
  *   pipeline.<field>    the run's pipeline differences from the paper's code (lib/train/pipeline.ts; pipelineOverrides)
  * or, unprefixed, every SFT and GRPO config that has that field (`lr=3e-4` sets both learning rates). A key that
@@ -12,15 +12,15 @@
  * an upper bound on every size knob (SIZE_BOUNDS): `grpo.groupSize=1e6` is refused at once instead of running
  * out of memory an hour later.
  */
-import { defaultSFTConfig, SFTConfig } from '../train/sft';
-import { defaultGRPOConfig, GRPOConfig, validateGRPOConfig } from '../train/grpo/config';
-import { defaultOPSConfig } from '../train/signals/ops';
-import { defaultHBGConfig } from '../train/signals/hbg';
-import { defaultSyncSFTConfig } from '../train/signals/syncsft';
+import { defaultSFTConfig, SFTConfig } from '../../train/sft';
+import { defaultGRPOConfig, GRPOConfig, validateGRPOConfig } from '../../train/grpo/config';
+import { defaultOPSConfig } from '../../train/signals/ops';
+import { defaultHBGConfig } from '../../train/signals/hbg';
+import { defaultSyncSFTConfig } from '../../train/signals/syncsft';
 import { defaultGuardConfig, GuardConfig, validateGuardConfig } from './guard';
-import { checkSeed } from '../prng';
-import { StageSpec } from './spec';
-import { PIPELINE_OPTIONS, PipelineConfig, defaultPipelineConfig } from '../train/pipeline';
+import { checkSeed } from '../../prng';
+import { StageSpec } from '../registry/spec';
+import { PIPELINE_OPTIONS, PipelineConfig, defaultPipelineConfig } from '../../train/pipeline';
 
 /**
  * Upper bounds of the size knobs, as `--set` names them (the lower bounds are the configs' own checks). Each is
