@@ -89,7 +89,8 @@ export async function initBackend(opts: BackendOptions = {}): Promise<BackendNam
   let detail = '';
   if (requested !== '') {
     if (!KNOWN.includes(requested as BackendName)) {
-      throw new Error(`TOOLRL_BACKEND / --backend: unknown backend "${requested}" (expected one of ${KNOWN.join(', ')})`);
+      throw new Error(`TOOLRL_BACKEND / --backend: unknown backend "${requested}" (expected one of ` +
+        `${KNOWN.join(', ')})`);
     }
     name = requested as BackendName;
     if (name === 'tensorflow') {
@@ -134,7 +135,8 @@ function useTwoDimMatMul(): void {
   const fallback = original.kernelFunc;
   interface NativeBackend {
     binding: { TF_ATTR_TYPE: number; TF_ATTR_BOOL: number; TF_FLOAT: number };
-    executeSingleOutput(op: string, attrs: { name: string; type: number; value: unknown }[], inputs: tf.Tensor[]): tf.Tensor;
+    executeSingleOutput(op: string, attrs: { name: string; type: number; value: unknown }[],
+      inputs: tf.Tensor[]): tf.Tensor;
   }
   const config: tf.KernelConfig & { twoDim: boolean } = {
     kernelName: 'BatchMatMul',
@@ -143,7 +145,8 @@ function useTwoDimMatMul(): void {
     kernelFunc: (args) => {
       const { a, b } = args.inputs as { a: tf.Tensor; b: tf.Tensor };
       const { transposeA, transposeB } = args.attrs as { transposeA: boolean; transposeB: boolean };
-      const small = a.rank === 2 && b.rank === 2 && a.size * (b.shape[transposeB ? 0 : 1] as number) <= TWO_DIM_MATMUL_MAX;
+      const small = a.rank === 2 && b.rank === 2 && a.size *
+        (b.shape[transposeB ? 0 : 1] as number) <= TWO_DIM_MATMUL_MAX;
       if (!small || a.dtype !== 'float32' || b.dtype !== 'float32') return fallback(args);
       const be = args.backend as unknown as NativeBackend;
       return be.executeSingleOutput('MatMul', [

@@ -11,7 +11,8 @@ export const SEED_MAX = 2 ** 32 - 1;
 /** Throws naming `what` unless `seed` is an integer in [0, SEED_MAX]. */
 export function checkSeed(seed: unknown, what = 'seed'): number {
   if (typeof seed !== 'number' || !Number.isInteger(seed) || seed < 0 || seed > SEED_MAX) {
-    throw new Error(`${what} must be an integer in [0, ${SEED_MAX}], got ${typeof seed === 'string' ? JSON.stringify(seed) : seed}`);
+    throw new Error(`${what} must be an integer in [0, ${SEED_MAX}], got ` +
+      `${typeof seed === 'string' ? JSON.stringify(seed) : seed}`);
   }
   return seed;
 }

@@ -26,8 +26,10 @@ export function runAnchor(python: string, shape: string, vocab: number, runs: nu
   if (r.error) throw new Error(`--anchor ${python}: ${r.error.message}`);
   if (r.status !== 0) {
     const why = (r.stderr || '').trim().split('\n').slice(-1)[0] || `exit ${r.status}`;
-    throw new Error(`--anchor ${python}: ${ANCHOR_SCRIPT} failed (${why}); the interpreter needs torch (pip install torch)`);
+    throw new Error(`--anchor ${python}: ${ANCHOR_SCRIPT} failed (${why}); the interpreter needs torch (pip install ` +
+      `torch)`);
   }
   const out = JSON.parse(r.stdout) as AnchorResult;
-  return { backend: out.backend, train_tokens_per_s: out.train_tokens_per_s, sample_tokens_per_s: out.sample_tokens_per_s, train_ms_per_step: out.train_ms_per_step };
+  return { backend: out.backend, train_tokens_per_s: out.train_tokens_per_s,
+    sample_tokens_per_s: out.sample_tokens_per_s, train_ms_per_step: out.train_ms_per_step };
 }

@@ -37,7 +37,8 @@ export interface GrpoStepBench {
 /**
  * The benchmark step's configuration: `prompts` training tasks x group 8 in four mini-batches (as both regimes'
  * full preset: 16 x 8 strong, 32 x 8 instruct; fewer prompts: one or two mini-batches), no validation, no
- * checkpointing, and a tiny learning rate. Every phase runs as in training, but the policy stays (almost) the starting one,
+ * checkpointing, and a tiny learning rate. Every phase runs as in training, but the policy stays (almost) the starting
+ * one,
  * so the timed steps roll out trajectories of the same length from run to run and across code versions: at
  * the training learning rate, three updates already changed trajectory lengths (350 -> 900 tokens) by chance.
  */
@@ -57,7 +58,8 @@ export function benchGrpoConfig(prompts = 32, sharePrompts = defaultGRPOConfig.s
  * `log` gets a line per step.
  */
 export function benchGrpoStep(model: GPT, ref: GPT | null, tokenizer: Tokenizer, trainTasks: Task[], valTasks: Task[],
-  opts: { runs: number; warmup?: number; prompts?: number; sharePrompts?: boolean; log?: (msg: string) => void }): GrpoStepBench {
+  opts: { runs: number; warmup?: number; prompts?: number; sharePrompts?: boolean; log?: (msg: string) =>
+    void }): GrpoStepBench {
   const warmup = opts.warmup ?? 1;
   const log = opts.log ?? (() => {});
   const config = benchGrpoConfig(opts.prompts, opts.sharePrompts);
@@ -84,7 +86,8 @@ export function benchGrpoStep(model: GPT, ref: GPT | null, tokenizer: Tokenizer,
       }
       phases.other = Math.max(0, seconds - known);
       const tokens = rec.tokensPerTrajectory * nTraj;
-      log(`grpo step ${i + 1}/${warmup + opts.runs}: ${seconds.toFixed(2)} s, ${rec.tokensPerTrajectory.toFixed(0)} tokens per trajectory`);
+      log(`grpo step ${i + 1}/${warmup + opts.runs}: ${seconds.toFixed(2)} s, ` +
+        `${rec.tokensPerTrajectory.toFixed(0)} tokens per trajectory`);
       if (i >= warmup) steps.push({ seconds, phases, tokens });
     }
   } finally {

@@ -33,7 +33,8 @@ export interface BenchOptions {
 }
 
 export const DEFAULT_BENCH: BenchOptions = {
-  trainBatch: 16, trainSeq: 256, sampleBatch: 64, prefill: 100, decodeSteps: 100, runs: 3, warmup: 1, seed: 0, train: true, sample: true,
+  trainBatch: 16, trainSeq: 256, sampleBatch: 64, prefill: 100, decodeSteps: 100, runs: 3, warmup: 1, seed: 0,
+    train: true, sample: true,
 };
 
 export interface BenchResult {
@@ -83,7 +84,8 @@ function sampleRows(logits: tf.Tensor2D, rng: Rng): number[] {
 }
 
 /** Median milliseconds of a forward + backward + AdamW step on random [trainBatch, trainSeq] tokens. */
-function benchTraining(model: GPT, o: BenchOptions, rng: Rng, log: (msg: string) => void): { msPerStep: number; stepMs: number[] } {
+function benchTraining(model: GPT, o: BenchOptions, rng: Rng,
+  log: (msg: string) => void): { msPerStep: number; stepMs: number[] } {
   const V = model.config.vocabSize;
   const shape: [number, number] = [o.trainBatch, o.trainSeq];
   const n = o.trainBatch * o.trainSeq;
@@ -106,13 +108,15 @@ function benchTraining(model: GPT, o: BenchOptions, rng: Rng, log: (msg: string)
 }
 
 /** Milliseconds of a `prefill`-token prompt read and of `decodeSteps` sampled tokens through the KV cache, per run. */
-function benchSampling(model: GPT, o: BenchOptions, rng: Rng, log: (msg: string) => void): { prefillMs: number[]; decodeMs: number[] } {
+function benchSampling(model: GPT, o: BenchOptions, rng: Rng,
+  log: (msg: string) => void): { prefillMs: number[]; decodeMs: number[] } {
   const V = model.config.vocabSize;
   const decodeMs: number[] = [];
   const prefillMs: number[] = [];
   for (let r = 0; r < o.warmup + o.runs; r++) {
     const cache = model.createCache(o.sampleBatch);
-    const prompts = Array.from({ length: o.sampleBatch }, () => Array.from({ length: o.prefill }, () => rng.int(0, V - 1)));
+    const prompts = Array.from({ length: o.sampleBatch }, () =>
+      Array.from({ length: o.prefill }, () => rng.int(0, V - 1)));
     const t0 = performance.now();
     let logits = model.append(cache, prompts); // [sampleBatch, V]
     let next = sampleRows(logits, rng);
@@ -129,18 +133,21 @@ function benchSampling(model: GPT, o: BenchOptions, rng: Rng, log: (msg: string)
       prefillMs.push(t1 - t0);
       decodeMs.push(t2 - t1);
     }
-    log(`sampling run ${r + 1}/${o.warmup + o.runs}: prefill ${(t1 - t0).toFixed(0)} ms, decode ${(t2 - t1).toFixed(0)} ms`);
+    log(`sampling run ${r + 1}/${o.warmup + o.runs}: prefill ${(t1 - t0).toFixed(0)} ms, ` +
+      `decode ${(t2 - t1).toFixed(0)} ms`);
   }
   return { prefillMs, decodeMs };
 }
 
 /** Measure training and sampling throughput of a model with config `cfg`; `log` gets progress lines. */
-export function benchModel(cfg: GPTConfig, opts: Partial<BenchOptions> = {}, log: (msg: string) => void = () => {}): BenchResult {
+export function benchModel(cfg: GPTConfig, opts: Partial<BenchOptions> = {},
+  log: (msg: string) => void = () => {}): BenchResult {
   const o: BenchOptions = { ...DEFAULT_BENCH, ...opts };
   const rng = new Rng(o.seed);
   const model = new GPT({ ...cfg, blockSize: Math.max(cfg.blockSize, o.trainSeq, o.prefill + o.decodeSteps) }, o.seed);
   try {
-    const out: BenchResult = { backend: tf.getBackend(), config: model.config, numParams: model.numParams(), options: o };
+    const out: BenchResult = { backend: tf.getBackend(), config: model.config, numParams: model.numParams(),
+      options: o };
     if (o.train) {
       const { msPerStep, stepMs } = benchTraining(model, o, rng, log);
       out.train = { tokensPerSec: ((o.trainBatch * o.trainSeq) / msPerStep) * 1000, msPerStep, stepMs };

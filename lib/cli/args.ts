@@ -45,7 +45,8 @@ export function decimalNumber(text: string): number | undefined {
 /** `text` as a seed (digits only, in [0, 2^32 - 1]), or a UsageError naming `option`. */
 export function parseSeed(option: string, text: string): number {
   const n = /^\d+$/.test(text) ? Number(text) : NaN;
-  if (!(n <= SEED_MAX)) throw new UsageError(`${option} must be an integer in [0, ${SEED_MAX}] written in decimal digits, got "${text}"`);
+  if (!(n <= SEED_MAX)) throw new UsageError(`${option} must be an integer in [0, ${SEED_MAX}] written in decimal ` +
+    `digits, got "${text}"`);
   return n;
 }
 

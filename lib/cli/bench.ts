@@ -63,10 +63,12 @@ export function parseModelShape(spec: string): { nEmbd: number; nLayer: number; 
   const part = { nEmbd: 'width D', nLayer: 'layer count L', nHead: 'head count H' } as const;
   for (const k of ['nEmbd', 'nLayer', 'nHead'] as const) {
     if (!(shape[k] >= 1 && shape[k] <= MODEL_BOUNDS[k])) {
-      throw new UsageError(`--model ${spec}: the ${part[k]} must be an integer in [1, ${MODEL_BOUNDS[k]}], got ${shape[k]}`);
+      throw new UsageError(`--model ${spec}: the ${part[k]} must be an integer in [1, ${MODEL_BOUNDS[k]}], got ` +
+        `${shape[k]}`);
     }
   }
-  if (shape.nEmbd % shape.nHead !== 0) throw new UsageError(`--model ${spec}: the width D (${shape.nEmbd}) must be a multiple of the head count H (${shape.nHead})`);
+  if (shape.nEmbd % shape.nHead !== 0) throw new UsageError(`--model ${spec}: the width D (${shape.nEmbd}) must be ` +
+    `a multiple of the head count H (${shape.nHead})`);
   return shape;
 }
 
@@ -105,7 +107,8 @@ export interface BenchOptions {
 }
 
 /** The rollout engine alone with the environments: 8 training tasks x 8, all tokens and sampled tokens per second. */
-function benchRollout(cfg: GPTConfig, tok: Tokenizer, base: string, dataDir: string, runs: number, sharePrompts: boolean, log: (msg: string) => void) {
+function benchRollout(cfg: GPTConfig, tok: Tokenizer, base: string, dataDir: string, runs: number,
+  sharePrompts: boolean, log: (msg: string) => void) {
   const tasks = loadTasks('train', dataDir);
   const policy = loadPolicy(cfg, tok, base);
   const all: number[] = [];
@@ -124,15 +127,18 @@ function benchRollout(cfg: GPTConfig, tok: Tokenizer, base: string, dataDir: str
   } finally {
     policy.model.dispose();
   }
-  return { rollout_tokens_per_s: Math.round(median(all)), rollout_sampled_tokens_per_s: Math.round(median(sampled)), rollout_policy: policy.name };
+  return { rollout_tokens_per_s: Math.round(median(all)), rollout_sampled_tokens_per_s: Math.round(median(sampled)),
+    rollout_policy: policy.name };
 }
 
 /** One GRPO step, end to end, from `base` against a frozen copy of it. */
-function benchStep(cfg: GPTConfig, tok: Tokenizer, base: string, dataDir: string, opts: { runs: number; prompts?: number; sharePrompts?: boolean; log: (msg: string) => void }) {
+function benchStep(cfg: GPTConfig, tok: Tokenizer, base: string, dataDir: string,
+  opts: { runs: number; prompts?: number; sharePrompts?: boolean; log: (msg: string) => void }) {
   const policy = loadPolicy(cfg, tok, base);
   const ref = loadPolicy(cfg, tok, base).model;
   try {
-    return { ...benchGrpoStep(policy.model, ref, tok, loadTasks('train', dataDir), loadTasks('test', dataDir), opts), policy: policy.name };
+    return { ...benchGrpoStep(policy.model, ref, tok, loadTasks('train', dataDir), loadTasks('test', dataDir), opts),
+      policy: policy.name };
   } finally {
     policy.model.dispose();
     ref.dispose();
@@ -149,16 +155,20 @@ export function runBench(opts: BenchOptions): BenchReport {
   log(`model d${cfg.nEmbd} x ${cfg.nLayer} layers x ${cfg.nHead} heads on ${activeBackend()}`);
   const m = benchModel(cfg, { runs: opts.runs, train: parts.has('train'), sample: parts.has('sample') }, log);
   const report: BenchReport = { backend: activeBackend(), model: { ...cfg, numParams: m.numParams }, runs: opts.runs };
-  if (m.train) Object.assign(report, { train_tokens_per_s: Math.round(m.train.tokensPerSec), train_ms_per_step: Math.round(m.train.msPerStep) });
+  if (m.train) Object.assign(report, { train_tokens_per_s: Math.round(m.train.tokensPerSec),
+    train_ms_per_step: Math.round(m.train.msPerStep) });
   if (m.sample) {
-    Object.assign(report, { sample_tokens_per_s: Math.round(m.sample.tokensPerSec), sample_total_tokens_per_s: Math.round(m.sample.totalTokensPerSec) });
+    Object.assign(report, { sample_tokens_per_s: Math.round(m.sample.tokensPerSec),
+      sample_total_tokens_per_s: Math.round(m.sample.totalTokensPerSec) });
   }
-  if (parts.has('rollout')) Object.assign(report, benchRollout(cfg, tok, getRegime(regimes[0]).base, opts.dataDir, opts.runs, opts.sharePrompts ?? defaultGRPOConfig.sharePrompts, log));
+  if (parts.has('rollout')) Object.assign(report, benchRollout(cfg, tok, getRegime(regimes[0]).base, opts.dataDir,
+    opts.runs, opts.sharePrompts ?? defaultGRPOConfig.sharePrompts, log));
   if (parts.has('grpo')) {
     report.grpo = {};
     for (const r of regimes) {
       log(`GRPO step from the ${r} base (${getRegime(r).base})`);
-      report.grpo[r] = benchStep(cfg, tok, getRegime(r).base, opts.dataDir, { runs: opts.runs, prompts: opts.prompts, sharePrompts: opts.sharePrompts, log });
+      report.grpo[r] = benchStep(cfg, tok, getRegime(r).base, opts.dataDir,
+        { runs: opts.runs, prompts: opts.prompts, sharePrompts: opts.sharePrompts, log });
     }
   }
   if (opts.anchor) {
@@ -168,23 +178,32 @@ export function runBench(opts: BenchOptions): BenchReport {
   return report;
 }
 
-const pct = (x: number | undefined, of: number | undefined) => (x === undefined || !of ? '' : ` (${Math.round((100 * x) / of)}% of PyTorch)`);
-const phaseList = (phases: Record<string, number>) => Object.entries(phases).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ');
+const pct = (x: number | undefined, of: number | undefined) =>
+  (x === undefined || !of ? '' : ` (${Math.round((100 * x) / of)}% of PyTorch)`);
+const phaseList = (phases: Record<string, number>) => Object.entries(phases).map(([k, v]) =>
+  `${k} ${v.toFixed(2)}`).join(', ');
 
 export function formatBench(r: BenchReport): string {
   const a = r.anchor;
-  const lines = [`backend ${r.backend}, model d${r.model.nEmbd} x ${r.model.nLayer} layers x ${r.model.nHead} heads, ${r.model.numParams} parameters, vocab ${r.model.vocabSize}`];
-  if (r.train_tokens_per_s !== undefined) lines.push(`  train     ${r.train_tokens_per_s} tokens/s (${r.train_ms_per_step} ms per step)${pct(r.train_tokens_per_s, a?.train_tokens_per_s)}`);
+  const lines =
+    [`backend ${r.backend}, model d${r.model.nEmbd} x ${r.model.nLayer} layers x ${r.model.nHead} heads, ` +
+    `${r.model.numParams} parameters, vocab ${r.model.vocabSize}`];
+  if (r.train_tokens_per_s !== undefined) lines.push(`  train     ${r.train_tokens_per_s} tokens/s ` +
+    `(${r.train_ms_per_step} ms per step)${pct(r.train_tokens_per_s, a?.train_tokens_per_s)}`);
   if (r.sample_tokens_per_s !== undefined) {
-    lines.push(`  sample    ${r.sample_tokens_per_s} tokens/s decoding, ${r.sample_total_tokens_per_s} with the prefill (model only, KV cache, batch 64)${pct(r.sample_tokens_per_s, a?.sample_tokens_per_s)}`);
+    lines.push(`  sample    ${r.sample_tokens_per_s} tokens/s decoding, ${r.sample_total_tokens_per_s} with the ` +
+      `prefill (model only, KV cache, batch 64)${pct(r.sample_tokens_per_s, a?.sample_tokens_per_s)}`);
   }
   if (r.rollout_tokens_per_s !== undefined) {
-    lines.push(`  rollout   ${r.rollout_tokens_per_s} tokens/s read+written, ${r.rollout_sampled_tokens_per_s} sampled tokens/s (with environments; ${r.rollout_policy})`);
+    lines.push(`  rollout   ${r.rollout_tokens_per_s} tokens/s read+written, ${r.rollout_sampled_tokens_per_s} ` +
+      `sampled tokens/s (with environments; ${r.rollout_policy})`);
   }
   for (const [regime, g] of Object.entries(r.grpo ?? {})) {
-    lines.push(`  grpo step ${g.seconds.toFixed(2)} s from the ${regime} base, ${g.trajectories} trajectories of ~${g.tokensPerTrajectory} tokens (${phaseList(g.phases)})`);
+    lines.push(`  grpo step ${g.seconds.toFixed(2)} s from the ${regime} base, ${g.trajectories} trajectories of ` +
+      `~${g.tokensPerTrajectory} tokens (${phaseList(g.phases)})`);
   }
-  if (a) lines.push(`  anchor    ${a.backend}: train ${a.train_tokens_per_s} tokens/s, sample ${a.sample_tokens_per_s} tokens/s`);
+  if (a) lines.push(`  anchor    ${a.backend}: train ${a.train_tokens_per_s} tokens/s, sample ` +
+    `${a.sample_tokens_per_s} tokens/s`);
   lines.push(`  (medians of ${r.runs} runs)`);
   return lines.join('\n');
 }
@@ -193,7 +212,8 @@ export function formatBench(r: BenchReport): string {
 export function benchMarkdown(r: BenchReport): string {
   const a = r.anchor;
   const g = r.grpo ?? {};
-  const step = (x?: GrpoStepBench) => (x ? `${x.seconds.toFixed(1)} s (${x.runs.map((s) => s.toFixed(1)).join(', ')})` : '-');
+  const step = (x?: GrpoStepBench) =>
+    (x ? `${x.seconds.toFixed(1)} s (${x.runs.map((s) => s.toFixed(1)).join(', ')})` : '-');
   const n = (x?: number) => (x === undefined ? '-' : x.toLocaleString('en-US'));
   const rows = [
     '| model | backend | train tok/s | sample tok/s | GRPO step, instruct base | GRPO step, strong base |',
@@ -201,8 +221,12 @@ export function benchMarkdown(r: BenchReport): string {
   ];
   const name = `d${r.model.nEmbd} x ${r.model.nLayer} x ${r.model.nHead}`;
   if (a) rows.push(`| ${name} | ${a.backend} | ${n(a.train_tokens_per_s)} | ${n(a.sample_tokens_per_s)} | - | - |`);
-  rows.push(`| ${name} | ${r.backend} | ${n(r.train_tokens_per_s)}${pct(r.train_tokens_per_s, a?.train_tokens_per_s)} | ` +
-    `${n(r.sample_tokens_per_s)}${pct(r.sample_tokens_per_s, a?.sample_tokens_per_s)} | ${step(g.instruct)} | ${step(g.strong)} |`);
+  rows.push(`| ${name} | ${r.backend} | ` +
+    `${n(r.train_tokens_per_s)}${pct(r.train_tokens_per_s, a?.train_tokens_per_s)} | ` +
+    `${n(r.sample_tokens_per_s)}${pct(r.sample_tokens_per_s, a?.sample_tokens_per_s)} | ${step(g.instruct)} | ` +
+      `${step(g.strong)} |`);
   const traj = Object.values(g)[0];
-  return rows.join('\n') + (traj ? `\n\nGRPO step: ${traj.trajectories} trajectories, median of ${r.runs} steps (each step's seconds in brackets).` : '');
+  return rows.join('\n') +
+    (traj ? `\n\nGRPO step: ${traj.trajectories} trajectories, median of ${r.runs} steps (each step's seconds in ` +
+    `brackets).` : '');
 }

@@ -43,7 +43,8 @@ const evalCmd: Command = {
       policy: { kind: 'string', choices: ['teacher'], help: 'a scripted policy instead of a checkpoint' },
       split: { kind: 'string', choices: SPLITS, help: 'which test set', default: 'id' },
       limit: { kind: 'number', help: 'tasks per category (default: all)' },
-      constrained: { kind: 'flag', help: 'forbid structurally impossible tokens after <tool_call>\\n (capability probe)' },
+      constrained: { kind: 'flag',
+        help: 'forbid structurally impossible tokens after <tool_call>\\n (capability probe)' },
       'json-start': { kind: 'flag', help: 'stricter probe: allow only {" right after <tool_call>\\n (JSON splits)' },
       show: { kind: 'number', help: 'also print the assistant messages of the first N episodes' },
       json: { kind: 'flag', help: 'print the result as JSON' },
@@ -66,7 +67,8 @@ const evalCmd: Command = {
     // every input checked before the backend starts: the split's tasks and the checkpoint's files
     inputOf('--data', () => splitTasks(args.split as EvalSplit, args.data as string));
     if (args.checkpoint !== undefined) checkCheckpointArg(args.checkpoint as string, args.data as string);
-    if (args.checkpoint !== undefined) await initBackend({ backend: args.backend as string | undefined, verbose: !args.json });
+    if (args.checkpoint !== undefined) await initBackend({ backend: args.backend as string | undefined,
+      verbose: !args.json });
     const res = await runEval({
       checkpoint: args.checkpoint as string | undefined,
       split: args.split as EvalSplit,
@@ -90,11 +92,20 @@ const bench: Command = {
       markdown: { kind: 'flag', help: 'print the Backends table of docs/backends.md' },
       model: { kind: 'string', help: 'model shape DxLxH, e.g. 128x4x4 (default: the default model)' },
       runs: { kind: 'number', help: 'timed repetitions (median reported)', default: 5 },
-      parts: { kind: 'string', help: `what to measure, comma-separated: ${BENCH_PARTS.join(', ')}`, default: BENCH_PARTS.join(',') },
-      prompts: { kind: 'number', help: 'training tasks of the timed GRPO step, x 8 rollouts (the full preset: 16 strong, 32 instruct)', default: 32 },
-      regime: { kind: 'string', choices: [...REGIMES, 'both'], help: 'whose base checkpoint rolls out the GRPO step (its trajectories set the step\'s length)', default: 'both' },
-      'share-prompts': { kind: 'flag', help: 'read each group\'s prompt once in the rollout and GRPO figures (--set grpo.sharePrompts=true of a run)' },
-      anchor: { kind: 'string', help: 'a Python interpreter with torch: the same model and shapes in PyTorch beside ours (scripts/bench-torch.py)' },
+      parts: { kind: 'string', help: `what to measure, comma-separated: ${BENCH_PARTS.join(', ')}`,
+        default: BENCH_PARTS.join(',') },
+      prompts: { kind: 'number',
+        help: 'training tasks of the timed GRPO step, x 8 rollouts (the full preset: 16 strong, 32 instruct)',
+        default: 32 },
+      regime: { kind: 'string', choices: [...REGIMES, 'both'],
+        help: 'whose base checkpoint rolls out the GRPO step (its trajectories set the step\'s length)',
+        default: 'both' },
+      'share-prompts': { kind: 'flag',
+        help: 'read each group\'s prompt once in the rollout and GRPO figures (--set grpo.sharePrompts=true of a ' +
+        'run)' },
+      anchor: { kind: 'string',
+        help: 'a Python interpreter with torch: the same model and shapes in PyTorch beside ours ' +
+        '(scripts/bench-torch.py)' },
       backend: { kind: 'string', choices: ['tensorflow', 'wasm', 'cpu'], help: 'tfjs backend (default: automatic)' },
       data: { kind: 'string', help: 'data folder', default: 'data' },
     },
@@ -102,17 +113,23 @@ const bench: Command = {
   async run(args) {
     const runs = positiveInt('--runs', args.runs, 100);
     const prompts = positiveInt('--prompts', args.prompts, 64);
-    if (prompts >= 8 && prompts % 4 !== 0) throw new UsageError(`--prompts must be 1 to 7 or a multiple of 4 (four mini-batches), got ${prompts}`);
+    if (prompts >= 8 &&
+      prompts % 4 !== 0) throw new UsageError(`--prompts must be 1 to 7 or a multiple of 4 (four mini-batches), got ` +
+      `${prompts}`);
     if (args.model !== undefined) parseModelShape(args.model as string);
     const parts = (args.parts as string).split(',').map((p) => p.trim()) as BenchPart[];
     const unknown = parts.filter((p) => !(BENCH_PARTS as readonly string[]).includes(p));
-    if (unknown.length > 0 || parts.length === 0) throw new UsageError(`--parts must list some of ${BENCH_PARTS.join(', ')}, got "${args.parts}"`);
-    inputOf('--data', () => { loadTokenizer(path.join(args.data as string, 'vocab.json')); splitTasks('id', args.data as string); });
+    if (unknown.length > 0 ||
+      parts.length === 0) throw new UsageError(`--parts must list some of ${BENCH_PARTS.join(', ')}, got ` +
+      `"${args.parts}"`);
+    inputOf('--data', () => { loadTokenizer(path.join(args.data as string, 'vocab.json')); splitTasks('id',
+      args.data as string); });
     await initBackend({ backend: args.backend as string | undefined, verbose: !args.json && !args.markdown });
     const regimes = args.regime === 'both' ? REGIMES : [args.regime as RegimeName];
     const res = runBench({
       runs, dataDir: args.data as string, model: args.model as string | undefined, prompts, regimes, parts,
-      sharePrompts: Boolean(args['share-prompts']), anchor: args.anchor as string | undefined, log: (msg) => process.stderr.write(`[bench] ${msg}\n`),
+      sharePrompts: Boolean(args['share-prompts']), anchor: args.anchor as string | undefined,
+        log: (msg) => process.stderr.write(`[bench] ${msg}\n`),
     });
     const text = args.json ? JSON.stringify(res, null, 2) : args.markdown ? benchMarkdown(res) : formatBench(res);
     process.stdout.write(text + '\n');
@@ -123,22 +140,29 @@ const run: Command = {
   spec: {
     name: 'run',
     summary: 'one experiment: metrics.jsonl, summary.json, checkpoint (see --list)',
-    notes: 'The output folder is the tool\'s only where it holds a run.json of ours: a fresh run refuses a folder with other ' +
-      'files and no run.json, and --force removes only the entries a run writes (run.json, metrics.jsonl, rollouts.jsonl, ' +
-      'rollouts-sample.jsonl, summary.json, checkpoint/, best/, resume*/, branches/), never anything else.\n' + EXIT_HELP,
+    notes: 'The output folder is the tool\'s only where it holds a run.json of ours: a fresh run refuses a folder ' +
+      'with other ' +
+      'files and no run.json, and --force removes only the entries a run writes (run.json, metrics.jsonl, ' +
+        'rollouts.jsonl, ' +
+      'rollouts-sample.jsonl, summary.json, checkpoint/, best/, resume*/, branches/), never anything else.\n' +
+        EXIT_HELP,
     options: {
       config: { kind: 'string', help: 'experiment name (toolrl run --list)' },
       preset: { kind: 'string', choices: PRESETS, help: 'size preset', default: 'quick' },
-      regime: { kind: 'string', choices: REGIMES, help: 'which base the config starts from (strong: data/checkpoints/base, ' +
+      regime: { kind: 'string', choices: REGIMES,
+        help: 'which base the config starts from (strong: data/checkpoints/base, ' +
         'instruct: data/checkpoints/instruct)', default: DEFAULT_REGIME },
       seed: { kind: 'seed', help: 'seed of the run, an integer in [0, 4294967295]', default: 1 },
       set: { kind: 'list', help: 'override a config field: --set grpo.lr=3e-4 (repeatable)' },
-      out: { kind: 'string', help: 'output folder (default data/results/<store>/<config>/seed-<n>, store = the preset, ' +
+      out: { kind: 'string',
+        help: 'output folder (default data/results/<store>/<config>/seed-<n>, store = the preset, ' +
         'with -instruct in that regime; a branch goes under data/results/<store>/branches/)' },
       resume: { kind: 'flag', help: 'continue a killed run from OUT/resume/ (only the same run)' },
-      force: { kind: 'flag', help: 'remove the results a run wrote in the output folder (nothing else) and start again' },
+      force: { kind: 'flag',
+        help: 'remove the results a run wrote in the output folder (nothing else) and start again' },
       init: { kind: 'string', help: 'start from this checkpoint folder instead of the config\'s initial policy' },
-      branch: { kind: 'string', help: 'continue the run in this folder from its branch point --at STEP under --config' },
+      branch: { kind: 'string',
+        help: 'continue the run in this folder from its branch point --at STEP under --config' },
       at: { kind: 'number', help: 'the global RL step of the --branch point' },
       list: { kind: 'flag', help: 'list the experiment configs and exit' },
       backend: { kind: 'string', choices: ['tensorflow', 'wasm', 'cpu'], help: 'tfjs backend (default: automatic)' },
@@ -160,12 +184,15 @@ const run: Command = {
     }
     const preset = getPreset(args.preset as string, args.regime as string);
     const overrides = parseOverrides(args.set as string[]);
-    if ((args.branch === undefined) !== (args.at === undefined)) throw new UsageError('--branch DIR and --at STEP go together');
+    if ((args.branch === undefined) !== (args.at === undefined)) throw new UsageError('--branch DIR and --at STEP ' +
+      'go together');
     const branch = args.branch !== undefined ? { from: args.branch as string, step: args.at as number } : undefined;
     const out = (args.out as string | undefined) ??
-      (branch ? branchResultsDir(preset.store, spec.name, branch.from, branch.step) : resultsDir(preset.store, spec.name, seed));
+      (branch ? branchResultsDir(preset.store, spec.name, branch.from, branch.step) : resultsDir(preset.store,
+        spec.name, seed));
     const opts: RunOptions = { preset, seed, out, overrides, resume: Boolean(args.resume), force: Boolean(args.force),
-      initCheckpoint: args.init as string | undefined, branch, dataDir: args.data as string, shouldStop: parentWatch() };
+      initCheckpoint: args.init as string | undefined, branch, dataDir: args.data as string,
+        shouldStop: parentWatch() };
     // every option, config, bound and input file, before the backend starts and the folder is touched
     const plan = planRun(spec, opts);
     await initBackend({ backend: args.backend as string | undefined, verbose: true });
@@ -176,8 +203,10 @@ const run: Command = {
     if (id) process.stdout.write(`ID mean accuracy ${id.mean.toFixed(3)}\n`);
     if (summary.rl) {
       const r = summary.rl;
-      process.stdout.write(`RL: peak val ${r.peakValAccuracy.toFixed(3)}, final val ${r.finalValAccuracy.toFixed(3)}, ` +
-        `collapse step ${r.collapseStep ?? 'none'}, final full-collapse share ${r.finalStates.fullCollapse.toFixed(3)}\n`);
+      process.stdout.write(`RL: peak val ${r.peakValAccuracy.toFixed(3)}, final val ` +
+        `${r.finalValAccuracy.toFixed(3)}, ` +
+        `collapse step ${r.collapseStep ?? 'none'}, final full-collapse share ` +
+          `${r.finalStates.fullCollapse.toFixed(3)}\n`);
     }
   },
 };
@@ -193,4 +222,5 @@ function parentWatch(): (() => string | null) | undefined {
   return () => (process.ppid !== want ? `the process that started this run (pid ${want}) has ended` : null);
 }
 
-export const COMMANDS: Command[] = [data, evalCmd, calibrateCommand, bench, run, reproduceCommand, reportCommand, pointsCommand];
+export const COMMANDS: Command[] = [data, evalCmd, calibrateCommand, bench, run, reproduceCommand, reportCommand,
+  pointsCommand];

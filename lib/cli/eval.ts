@@ -40,7 +40,9 @@ export function splitTasks(split: EvalSplit, dataDir: string): Task[] {
 
 export async function runEval(opts: { checkpoint?: string; split: EvalSplit; limit: number; constrained: boolean;
   jsonStart?: boolean; dataDir: string; progress: boolean; show?: number }): Promise<EvalReport> {
-  if (opts.jsonStart && splitSyntax(opts.split) === 'python') throw new Error(`--json-start applies to JSON calls, not to ${opts.split}'s python syntax`);
+  if (opts.jsonStart &&
+    splitSyntax(opts.split) === 'python') throw new Error(`--json-start applies to JSON calls, not to ` +
+    `${opts.split}'s python syntax`);
   const t0 = Date.now();
   const tasks = perCategory(splitTasks(opts.split, opts.dataDir), opts.limit);
   const syntax = splitSyntax(opts.split);
@@ -80,7 +82,8 @@ export async function runEval(opts: { checkpoint?: string; split: EvalSplit; lim
 export function formatEval(r: EvalReport): string {
   const how = r.jsonStart ? ' (only {" after <tool_call>\\n)' : r.constrained ? ' (constrained decoding)' : '';
   const lines = [`${r.policy} on ${r.split}${how}`];
-  for (const [c, v] of Object.entries(r.perCategory)) lines.push(`  ${c.padEnd(14)} ${v.accuracy.toFixed(3)}  (n=${v.n})`);
+  for (const [c,
+    v] of Object.entries(r.perCategory)) lines.push(`  ${c.padEnd(14)} ${v.accuracy.toFixed(3)}  (n=${v.n})`);
   lines.push(`  ${'mean'.padEnd(14)} ${r.mean.toFixed(3)}`);
   lines.push('  states: ' + STRUCTURAL_STATES.map((s) => `${s} ${(r.states[s] * 100).toFixed(1)}%`).join(', '));
   for (const e of r.shown ?? []) {

@@ -64,13 +64,16 @@ async function printTables(built: BuiltReport, out: string, storeDir: string): P
     process.stdout.write(`\nnot finished, left out of the report: ${left.length} run folder(s) under ${storeDir}: ` +
       `${left.join(', ')}\n`);
   }
-  process.stdout.write(`\nreport: ${path.join(out, 'report.html')} (tables as CSV/Markdown under ${path.join(out, 'tables')})\n`);
+  process.stdout.write(`\nreport: ${path.join(out, 'report.html')} (tables as CSV/Markdown under ` +
+    `${path.join(out, 'tables')})\n`);
 }
 
 const common = {
   preset: { kind: 'string' as const, choices: PRESETS, help: 'size preset', default: 'quick' },
-  regime: { kind: 'string' as const, choices: REGIMES, help: 'which base the study starts from (lib/experiments/registry/regimes.ts)', default: DEFAULT_REGIME },
-  out: { kind: 'string' as const, help: 'report folder (default data/results/<store>/report; store: the preset, -instruct in that regime)' },
+  regime: { kind: 'string' as const, choices: REGIMES,
+    help: 'which base the study starts from (lib/experiments/registry/regimes.ts)', default: DEFAULT_REGIME },
+  out: { kind: 'string' as const,
+    help: 'report folder (default data/results/<store>/report; store: the preset, -instruct in that regime)' },
   results: { kind: 'string' as const, help: 'results store root', default: DEFAULT_RESULTS_ROOT },
   'no-png': { kind: 'flag' as const, help: 'skip the PNG figures (headless Chromium)' },
 };
@@ -87,7 +90,8 @@ export const reproduceCommand: Command = {
       seeds: { kind: 'string', help: 'comma-separated seeds in [0, 4294967295] (default: the preset\'s), e.g. 1' },
       force: { kind: 'flag', help: 're-run finished jobs too (their folders are cleared first)' },
       jobs: { kind: 'number', help: 'runs at once (one per core)', default: 2 },
-      backend: { kind: 'string', choices: ['tensorflow', 'wasm', 'cpu'], help: 'tfjs backend of the runs (default: automatic)' },
+      backend: { kind: 'string', choices: ['tensorflow', 'wasm', 'cpu'],
+        help: 'tfjs backend of the runs (default: automatic)' },
       ...SLURM_OPTIONS,
     },
   },
@@ -98,8 +102,10 @@ export const reproduceCommand: Command = {
     if (args['slurm-status']) return slurmStatus(preset, root);
     const jobsN = args.jobs as number;
     if (!Number.isInteger(jobsN) || jobsN < 1) throw new UsageError(`--jobs must be an integer >= 1, got ${jobsN}`);
-    const only = args.only === undefined ? undefined : String(args.only).split(',').map((s) => s.trim()).filter(Boolean);
-    const seeds = args.seeds === undefined ? undefined : String(args.seeds).split(',').map((x) => parseSeed('--seeds', x.trim()));
+    const only = args.only === undefined ? undefined : String(args.only).split(',').map((s) =>
+      s.trim()).filter(Boolean);
+    const seeds = args.seeds === undefined ? undefined : String(args.seeds).split(',').map((x) =>
+      parseSeed('--seeds', x.trim()));
     const [{ runSweep }, { planJobs }] = await Promise.all([loadSweep(), import('../experiments/sweep/plan')]);
     let jobs;
     try {
@@ -107,23 +113,28 @@ export const reproduceCommand: Command = {
     } catch (e) {
       throw new UsageError((e as Error).message);
     }
-    process.stdout.write(`reproduce: preset ${preset.name}, regime ${preset.regime.name}, ${jobs.length} run(s) (${new Set(jobs.map((j) => j.config)).size} config(s) x ` +
-      `seeds ${(seeds ?? preset.seeds).join(', ')}), ${args.slurm ? 'as Slurm job arrays' : `${jobsN} at once`}, results under ${path.join(root, preset.store)}\n`);
+    process.stdout.write(`reproduce: preset ${preset.name}, regime ${preset.regime.name}, ${jobs.length} run(s) ` +
+      `(${new Set(jobs.map((j) => j.config)).size} config(s) x ` +
+      `seeds ${(seeds ?? preset.seeds).join(', ')}), ${args.slurm ? 'as Slurm job arrays' : `${jobsN} at once`}, ` +
+        `results under ${path.join(root, preset.store)}\n`);
     const extraArgs = args.backend ? ['--backend', args.backend as string] : [];
     if (args.slurm) {
-      const reportExtra = [...(args.out ? ['--out', childPath(args.out as string)] : []), ...(args['no-png'] ? ['--no-png'] : [])];
+      const reportExtra = [...(args.out ? ['--out', childPath(args.out as string)] : []),
+        ...(args['no-png'] ? ['--no-png'] : [])];
       return slurmReproduce(args, { preset, root, jobs, force: Boolean(args.force), runArgs: extraArgs, reportExtra });
     }
     const failures = await runSweep(jobs, { concurrency: jobsN, force: Boolean(args.force), extraArgs });
     const stopped = failures.filter((f) => f.interrupted);
     if (stopped.length) {
       // no report from a study cut off on purpose: the rerun that resumes it will build one
-      throw new Error(`interrupted: ${stopped.length} run(s) stopped or not started; rerun the same command to resume them`);
+      throw new Error(`interrupted: ${stopped.length} run(s) stopped or not started; rerun the same command to ` +
+        `resume them`);
     }
     const out = reportDir(args, preset.store, root);
     // a partial study still gets a report: what finished is worth seeing while the failures are fixed
     const failed = failures.length ? `${failures.length} run(s) failed: ` +
-      failures.map((f) => `${f.job.config} seed ${f.job.seed} (${f.reason}; log ${path.join(f.job.out, 'run.log')})`).join(', ') : '';
+      failures.map((f) =>
+        `${f.job.config} seed ${f.job.seed} (${f.reason}; log ${path.join(f.job.out, 'run.log')})`).join(', ') : '';
     const { buildReport } = await loadBuild();
     let built: BuiltReport;
     try {
@@ -144,7 +155,8 @@ export const reportCommand: Command = {
     summary: 'rebuild the report (tables, report.html, summary.json, PNGs) from the results store only',
     options: {
       ...common,
-      docs: { kind: 'flag', help: 'the full preset in both regimes, then docs/results.md and the README\'s results block' },
+      docs: { kind: 'flag',
+        help: 'the full preset in both regimes, then docs/results.md and the README\'s results block' },
     },
   },
   async run(args) {
@@ -154,7 +166,8 @@ export const reportCommand: Command = {
       for (const r of REGIMES) {
         const p = getPreset('full', r);
         const out = path.join(root, p.store, 'report');
-        if (!fs.existsSync(path.join(root, p.store))) { process.stdout.write(`report: no store ${path.join(root, p.store)} yet\n`); continue; }
+        if (!fs.existsSync(path.join(root,
+          p.store))) { process.stdout.write(`report: no store ${path.join(root, p.store)} yet\n`); continue; }
         await buildReport(p.store, out, { root, png: !args['no-png'] });
         process.stdout.write(`report: ${path.join(out, 'report.html')}\n`);
       }

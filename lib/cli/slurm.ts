@@ -8,19 +8,23 @@ import { OptionSpec, ParsedArgs, UsageError } from './args';
 import { Preset } from '../experiments/registry/presets';
 import { SweepJob, childPath, decideRuns } from '../experiments/sweep/plan';
 import { DIRECTIVE_FORM, SLURM_TIME, SlurmConfig, planSlurm, sbatchDirective } from '../experiments/slurm/scripts';
-import { SlurmCommand, formatStatus, readQueue, readSubmission, sbatchArgs, slurmCommand, submissionActive, submissionFile,
+import { SlurmCommand, formatStatus, readQueue, readSubmission, sbatchArgs, slurmCommand, submissionActive,
+  submissionFile,
   submissionStatus, submitPlan, waitFor } from '../experiments/slurm/queue';
 import { lockHolder } from '../util/lock';
 
 export const SLURM_OPTIONS: Record<string, OptionSpec> = {
-  slurm: { kind: 'flag', help: 'submit the runs to Slurm: one job array per dependency level, then a report job (docs/slurm.md)' },
-  'slurm-status': { kind: 'flag', help: 'list the tasks of the last --slurm submission: finished, running, queued, failed (with logs)' },
+  slurm: { kind: 'flag',
+    help: 'submit the runs to Slurm: one job array per dependency level, then a report job (docs/slurm.md)' },
+  'slurm-status': { kind: 'flag',
+    help: 'list the tasks of the last --slurm submission: finished, running, queued, failed (with logs)' },
   'dry-run': { kind: 'flag', help: 'with --slurm: print the sbatch scripts and commands, submit nothing' },
   wait: { kind: 'flag', help: 'with --slurm: wait until every job has ended, then list the failed tasks' },
   partition: { kind: 'string', help: 'with --slurm: sbatch --partition' },
   time: { kind: 'string', help: 'with --slurm: sbatch --time of each run, e.g. 2:00:00' },
   'cpus-per-task': { kind: 'number', help: 'with --slurm: sbatch --cpus-per-task', default: 1 },
-  'max-concurrent': { kind: 'number', help: 'with --slurm: at most this many tasks of one array at once (--array=...%K)' },
+  'max-concurrent': { kind: 'number',
+    help: 'with --slurm: at most this many tasks of one array at once (--array=...%K)' },
   'sbatch-line': { kind: 'list', dashValue: true,
     help: 'with --slurm: a Slurm directive, "#SBATCH --account=lab" or --account=lab (repeatable; no shell lines)' },
 };
@@ -30,8 +34,10 @@ const POLL_SECONDS = 5;
 
 /** The checks of the Slurm options that need no Slurm: UsageError (exit 2) before anything is touched. */
 export function checkSlurmArgs(args: ParsedArgs): void {
-  const given = (k: string) => (k === 'sbatch-line' ? (args[k] as string[]).length > 0 : k === 'cpus-per-task' ? args[k] !== 1 : Boolean(args[k]));
-  if (args.slurm && args['slurm-status']) throw new UsageError('--slurm submits, --slurm-status reads the last submission: give one');
+  const given = (k: string) => (k === 'sbatch-line' ? (args[k] as string[]).length > 0 : k === 'cpus-per-task' ?
+    args[k] !== 1 : Boolean(args[k]));
+  if (args.slurm &&
+    args['slurm-status']) throw new UsageError('--slurm submits, --slurm-status reads the last submission: give one');
   for (const k of ['dry-run', 'wait', 'partition', 'time', 'cpus-per-task', 'max-concurrent', 'sbatch-line']) {
     if (given(k) && !args.slurm) throw new UsageError(`--${k} needs --slurm`);
   }
@@ -39,9 +45,12 @@ export function checkSlurmArgs(args: ParsedArgs): void {
   const cpus = args['cpus-per-task'] as number;
   if (!Number.isInteger(cpus) || cpus < 1) throw new UsageError(`--cpus-per-task must be an integer >= 1, got ${cpus}`);
   const k = args['max-concurrent'];
-  if (k !== undefined && (!Number.isInteger(k) || (k as number) < 1)) throw new UsageError(`--max-concurrent must be an integer >= 1, got ${k}`);
+  if (k !== undefined &&
+    (!Number.isInteger(k) ||
+    (k as number) < 1)) throw new UsageError(`--max-concurrent must be an integer >= 1, got ${k}`);
   if (args.time !== undefined && !SLURM_TIME.test(args.time as string)) {
-    throw new UsageError(`--time "${args.time}" is not in Slurm's format (minutes, HH:MM:SS, D-HH:MM..., e.g. 2:00:00)`);
+    throw new UsageError(`--time "${args.time}" is not in Slurm's format (minutes, HH:MM:SS, D-HH:MM..., e.g. ` +
+      `2:00:00)`);
   }
   if (args.partition !== undefined && !/^[A-Za-z0-9_.,-]+$/.test(args.partition as string)) {
     throw new UsageError(`--partition "${args.partition}" is not a partition name (letters, digits, _ . , -)`);
@@ -69,7 +78,10 @@ function checkSlurmRoot(root: string): void {
 /** Folder of a store's scripts, submission record and Slurm logs. */
 export const slurmDir = (root: string, preset: Preset) => path.join(root, preset.store, 'slurm');
 
-/** `--preset P --regime R --results ROOT`: how the report job names the study (paths as a run from the repository root sees them). */
+/**
+ * `--preset P --regime R --results ROOT`: how the report job names the study (paths as a run from the repository root
+ * sees them).
+ */
 function studyArgs(preset: Preset, root: string): string[] {
   return ['--preset', preset.name, '--regime', preset.regime.name, '--results', childPath(root)];
 }
@@ -91,13 +103,16 @@ export interface SlurmContext {
 export function slurmStatus(preset: Preset, root: string, run: SlurmCommand = slurmCommand, log = stdout): void {
   const dir = slurmDir(root, preset);
   const sub = readSubmission(dir);
-  if (!sub) throw new Error(`no Slurm submission recorded for ${preset.store} (${submissionFile(dir)} is missing): submit with --slurm`);
+  if (!sub) throw new Error(`no Slurm submission recorded for ${preset.store} (${submissionFile(dir)} is missing): ` +
+    `submit with --slurm`);
   const tasks = submissionStatus(sub, readQueue(run));
   for (const l of formatStatus(sub, tasks)) log(l);
   const failed = tasks.filter((t) => t.status === 'failed');
   if (failed.length) {
-    throw new Error(`${failed.length} Slurm task(s) failed: ${failed.map((t) => `${t.config} seed ${t.seed} (log ${t.runLog})`).join(', ')}; ` +
-      'rerun the same --slurm command to run them again (finished runs are skipped, killed ones resume where they can)');
+    throw new Error(`${failed.length} Slurm task(s) failed: ` +
+      `${failed.map((t) => `${t.config} seed ${t.seed} (log ${t.runLog})`).join(', ')}; ` +
+      'rerun the same --slurm command to run them again (finished runs are skipped, killed ones resume where they ' +
+        'can)');
   }
 }
 
@@ -112,15 +127,18 @@ export async function slurmReproduce(args: ParsedArgs, ctx: SlurmContext): Promi
     // two submissions writing the same run folders would fight over them: the first must have ended
     const queue = readQueue(run);
     if (submissionActive(previous, queue)) {
-      throw new Error(`the last submission (job(s) ${previous.arrays.map((a) => a.jobId).concat(previous.report ? [previous.report.jobId] : []).join(', ')}) ` +
+      throw new Error(`the last submission (job(s) ` +
+        `${previous.arrays.map((a) => a.jobId).concat(previous.report ? [previous.report.jobId] : []).join(', ')}) ` +
         'is still queued or running: wait for it (--slurm-status) or scancel it, then submit again');
     }
     formatStatus(previous, submissionStatus(previous, queue)).forEach((l, i) => log(i === 0 ? `previous ${l}` : l));
   }
   const decisions = decideRuns(ctx.jobs, { force: ctx.force, log });
-  const locked = decisions.filter((d) => d.action !== 'skip').map((d) => ({ d, holder: lockHolder(d.job.out) })).filter((x) => x.holder);
+  const locked = decisions.filter((d) => d.action !== 'skip').map((d) =>
+    ({ d, holder: lockHolder(d.job.out) })).filter((x) => x.holder);
   if (locked.length) {
-    throw new Error(`run folder(s) in use by a live process here: ${locked.map((x) => `${x.d.job.out} (pid ${x.holder!.pid})`).join(', ')}; ` +
+    throw new Error(`run folder(s) in use by a live process here: ` +
+      `${locked.map((x) => `${x.d.job.out} (pid ${x.holder!.pid})`).join(', ')}; ` +
       'wait for them or stop them, then submit again');
   }
   const cfg: SlurmConfig = {
@@ -132,17 +150,20 @@ export async function slurmReproduce(args: ParsedArgs, ctx: SlurmContext): Promi
   };
   const plan = planSlurm(decisions, cfg);
   const runs = plan.arrays.reduce((a, x) => a + x.tasks.length, 0);
-  log(`slurm: ${runs} run(s) to submit in ${plan.arrays.length} job array(s) (${plan.arrays.map((a) => `level ${a.level}: ${a.tasks.length}`).join(', ') || 'none'}), ` +
+  log(`slurm: ${runs} run(s) to submit in ${plan.arrays.length} job array(s) ` +
+    `(${plan.arrays.map((a) => `level ${a.level}: ${a.tasks.length}`).join(', ') || 'none'}), ` +
     `then the report job; ${plan.skipped.length} finished run(s) skipped`);
   if (dry) {
     const ids = plan.arrays.map((a) => `<job id of level ${a.level}>`);
-    for (const a of plan.arrays) log(`\n==> ${a.file}: sbatch ${sbatchArgs(plan, a.level, ids).join(' ')}\n${a.script}`);
+    for (const a of plan.arrays) log(`\n==> ${a.file}: sbatch ` +
+      `${sbatchArgs(plan, a.level, ids).join(' ')}\n${a.script}`);
     log(`\n==> ${plan.report.file}: sbatch ${sbatchArgs(plan, 'report', ids).join(' ')}\n${plan.report.script}`);
     log('dry run: nothing written, nothing submitted');
     return;
   }
   const sub = submitPlan(plan, dir, run);
-  for (const a of sub.arrays) log(`submitted level ${a.level}: job array ${a.jobId} (${a.tasks.length} task(s), script ${a.file})`);
+  for (const a of sub.arrays) log(`submitted level ${a.level}: job array ${a.jobId} (${a.tasks.length} task(s), ` +
+    `script ${a.file})`);
   log(`submitted the report job ${sub.report!.jobId}; logs under ${path.join(dir, 'logs')}; ` +
     `\`npx toolrl reproduce --slurm-status ${studyArgs(ctx.preset, ctx.root).join(' ')}\` lists what failed`);
   if (!args.wait) return;

@@ -71,9 +71,13 @@ export interface CorpusConversation {
   messages: Message[];
 }
 
-const REPLIES = ['All set.', 'Here you go.', 'Finished.', 'That is done.', 'Here is the result.', 'It is ready.', 'Done.'];
-const NO_TOOL_ASKS = ['tell me a joke.', 'write a poem about the sea.', 'can you paint my house?', 'fix my bike, please.', 'what is the meaning of life?', 'sing me a song.', 'how are you today?', 'clean my room for me.'];
-const NO_TOOL_REPLIES = ['Sorry, I cannot do that with the available functions.', 'None of my functions can help with that.', 'I am not able to do that here.', 'Sorry, I cannot help with that.'];
+const REPLIES = ['All set.', 'Here you go.', 'Finished.', 'That is done.', 'Here is the result.', 'It is ready.',
+  'Done.'];
+const NO_TOOL_ASKS = ['tell me a joke.', 'write a poem about the sea.', 'can you paint my house?',
+  'fix my bike, please.', 'what is the meaning of life?', 'sing me a song.', 'how are you today?',
+  'clean my room for me.'];
+const NO_TOOL_REPLIES = ['Sorry, I cannot do that with the available functions.',
+  'None of my functions can help with that.', 'I am not able to do that here.', 'Sorry, I cannot help with that.'];
 const ASK_TEMPLATES = ['can you {desc} for me?', 'I want to {desc}.', 'please {desc}.'];
 
 function toolList(rng: Rng, needed: ToolSpec[], others: ToolSpec[]): ToolSpec[] {
@@ -88,7 +92,8 @@ function synthCall(rng: Rng, f: SynthFunction): { text: string; call: ToolCall; 
   for (const p of f.params) args[p.name] = p.gen(rng);
   const vars: { [k: string]: string | number } = {};
   for (const k of Object.keys(args)) vars[k] = args[k] as string | number;
-  return { text: say(rng, f.asks, vars), call: { name: f.spec.name, arguments: args }, result: toText(f.result(args, rng)) };
+  return { text: say(rng, f.asks, vars), call: { name: f.spec.name, arguments: args },
+    result: toText(f.result(args, rng)) };
 }
 
 /** Assistant call messages + observations + a closing reply for one user request. */
@@ -111,8 +116,10 @@ const SYNTH_SPECS = SYNTH_FUNCTIONS.map((f) => f.spec);
 /** Synonyms of the verbs that start the synthetic function names (corpus renaming, CorpusConfig.renameShare). */
 const VERB_SYNONYMS: Record<string, string[]> = {
   get: ['fetch', 'check', 'show'], set: ['change', 'update'], book: ['reserve'], order: ['request'], play: ['start'],
-  translate: ['convert'], convert: ['exchange'], search: ['find', 'query'], create: ['add', 'new'], list: ['view', 'show'],
-  complete: ['finish', 'close'], snooze: ['delay'], mute: ['silence'], post: ['share', 'publish'], find: ['search', 'locate'],
+  translate: ['convert'], convert: ['exchange'], search: ['find', 'query'], create: ['add', 'new'],
+    list: ['view', 'show'],
+  complete: ['finish', 'close'], snooze: ['delay'], mute: ['silence'], post: ['share', 'publish'],
+    find: ['search', 'locate'],
   calculate: ['compute'], send: ['write'], check: ['verify', 'get'], rent: ['hire'], add: ['sum'], reminder: ['alert'],
 };
 
@@ -154,7 +161,8 @@ function synthConversation(rng: Rng, kind: CorpusKind, syntax: CallSyntax, renam
     }
     return msgs;
   }
-  msgs.push({ role: 'user', content: a.length === 1 ? a[0].text : a[0].text + ' ' + say(rng, ['also, ', 'and ']) + lowerFirst(a[1].text) });
+  msgs.push({ role: 'user', content: a.length === 1 ? a[0].text : a[0].text + ' ' + say(rng, ['also, ', 'and ']) +
+    lowerFirst(a[1].text) });
   callTurn(msgs, rng, a.map((x) => x.call), a.map((x) => x.result), syntax);
   return msgs;
 }
@@ -197,7 +205,8 @@ export function generateCorpus(cfg: Partial<CorpusConfig> = {}): CorpusConversat
     else if (u < c.worldFunctionShare + c.noToolShare + c.askShare) kind = 'ask';
     else kind = r.chance(c.multiTurnShare) ? 'multi' : 'tool';
     const syntax: CallSyntax = r.chance(c.pythonShare) ? 'python' : 'json';
-    const msgs = kind === 'world' ? worldConversation(r, syntax) : synthConversation(r, kind, syntax, r.chance(c.renameShare));
+    const msgs = kind === 'world' ? worldConversation(r, syntax) : synthConversation(r, kind, syntax,
+      r.chance(c.renameShare));
     if (!msgs) continue;
     out.push({ id: `corpus-${String(out.length).padStart(4, '0')}`, kind, syntax, messages: msgs });
   }

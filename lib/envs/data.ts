@@ -65,7 +65,8 @@ export interface DatasetStats {
 
 function lengthStats(xs: number[]): LengthStats {
   if (!xs.length) return { n: 0, mean: 0, max: 0 };
-  return { n: xs.length, mean: Math.round((xs.reduce((a, b) => a + b, 0) / xs.length) * 10) / 10, max: Math.max(...xs) };
+  return { n: xs.length, mean: Math.round((xs.reduce((a, b) => a + b, 0) / xs.length) * 10) / 10,
+    max: Math.max(...xs) };
 }
 
 function teacherText(t: Task, syntax?: CallSyntax): string {
@@ -95,7 +96,8 @@ function vocabularyTexts(splits: Record<TaskSplit, Task[]>, texts: string[]): st
 }
 
 /** Tasks per split and category, and the token lengths of their teacher conversations. */
-function splitCounts(splits: Record<TaskSplit, Task[]>, teacherBy: Record<string, Record<string, string[]>>, tokenizer: Tokenizer):
+function splitCounts(splits: Record<TaskSplit, Task[]>, teacherBy: Record<string, Record<string, string[]>>,
+  tokenizer: Tokenizer):
   Pick<DatasetStats, 'counts' | 'teacherTokens'> {
   const counts: Record<string, Record<string, number>> = {};
   const teacherTokens: Record<string, Record<string, LengthStats>> = {};
@@ -203,10 +205,12 @@ function readLines(file: string): { line: number; value: unknown }[] {
 
 /**
  * Upper bounds on what a task file may hold. The committed splits stay far below them (user turns of at most
- * ~130 characters, 3 turns, 6 tools, records under 3,000 characters); a record past them could never fit the model's context of ~1,000 tokens
+ * ~130 characters, 3 turns, 6 tools, records under 3,000 characters); a record past them could never fit the model's
+ * context of ~1,000 tokens
  * and would only cost memory (a 10 MB user turn took ~1 GB and never showed in a rollout).
  */
-export const TASK_BOUNDS = { userChars: 4000, turns: 32, tools: 64, recordChars: 65536, messageChars: 16000, messages: 128 };
+export const TASK_BOUNDS = { userChars: 4000, turns: 32, tools: 64, recordChars: 65536, messageChars: 16000,
+  messages: 128 };
 
 function checkTask(v: unknown, where: string): Task {
   const t = v as Task;
@@ -218,13 +222,15 @@ function checkTask(v: unknown, where: string): Task {
   if (t.initialState === undefined) throw bad('initialState');
   if (!Array.isArray(t.tools)) throw bad('tools');
   if (!Array.isArray(t.turns) || t.turns.length === 0) throw bad('turns');
-  for (const turn of t.turns) if (typeof turn.user !== 'string' || !Array.isArray(turn.gt)) throw bad('turns[].user/gt');
+  for (const turn of t.turns) if (typeof turn.user !== 'string' ||
+    !Array.isArray(turn.gt)) throw bad('turns[].user/gt');
   const over = (what: string, n: number, bound: keyof typeof TASK_BOUNDS) =>
     new Error(`${where}: ${what} ${n}, over the bound of ${TASK_BOUNDS[bound]} (TASK_BOUNDS.${bound})`);
   if (t.turns.length > TASK_BOUNDS.turns) throw over('task turns:', t.turns.length, 'turns');
   if (t.tools.length > TASK_BOUNDS.tools) throw over('task tools:', t.tools.length, 'tools');
   t.turns.forEach((turn, i) => {
-    if (turn.user.length > TASK_BOUNDS.userChars) throw over(`characters in the user message of turn ${i}:`, turn.user.length, 'userChars');
+    if (turn.user.length > TASK_BOUNDS.userChars) throw over(`characters in the user message of turn ${i}:`,
+      turn.user.length, 'userChars');
   });
   const chars = JSON.stringify(t).length;
   if (chars > TASK_BOUNDS.recordChars) throw over('characters in the task record:', chars, 'recordChars');
@@ -242,7 +248,8 @@ export const DERIVED_SPLITS = ['format_content_ood'] as const;
 export function loadTasks(split: string, dir: string = 'data'): Task[] {
   if (split === 'format_content_ood') return formatOodTasks(loadTasks('content_ood', dir));
   if (!(TASK_SPLITS as readonly string[]).includes(split)) {
-    throw new Error(`loadTasks: unknown split ${JSON.stringify(split)} (known: ${[...TASK_SPLITS, ...DERIVED_SPLITS].join(', ')})`);
+    throw new Error(`loadTasks: unknown split ${JSON.stringify(split)} (known: ` +
+      `${[...TASK_SPLITS, ...DERIVED_SPLITS].join(', ')})`);
   }
   const file = path.join(dir, 'tasks', `${split}.jsonl`);
   return readLines(file).map(({ line, value }) => checkTask(value, `${file}:${line}`));
@@ -253,7 +260,8 @@ export function loadCorpusRecords(dir: string = 'data'): CorpusConversation[] {
   const file = path.join(dir, 'corpus.jsonl');
   return readLines(file).map(({ line, value }) => {
     const c = value as CorpusConversation;
-    if (!c || !Array.isArray(c.messages) || !c.messages.every((m) => m && typeof m.role === 'string' && typeof m.content === 'string')) {
+    if (!c || !Array.isArray(c.messages) || !c.messages.every((m) => m && typeof m.role === 'string' &&
+      typeof m.content === 'string')) {
       throw new Error(`${file}:${line}: expected {"messages": [{"role", "content"}, ...]}`);
     }
     const long = c.messages.find((m) => m.content.length > TASK_BOUNDS.messageChars);

@@ -78,7 +78,8 @@ export class Episode {
     this.closedCallsOnly = opts.closedCallsOnly ?? false;
     this.env = createFamily(task.family, task.initialState);
     this.available = new Set(task.tools.map((t) => t.name));
-    this.msgs.push({ role: 'system', content: renderSystemPrompt(task.tools, { syntax: this.syntax, hint: this.hint }) });
+    this.msgs.push({ role: 'system', content: renderSystemPrompt(task.tools,
+      { syntax: this.syntax, hint: this.hint }) });
     this.msgs.push({ role: 'user', content: task.turns[0].user });
     this.turns.push(this.freshTurn());
   }
@@ -91,7 +92,8 @@ export class Episode {
   /** The same without the hint: the context an HBG rollout is trained on (the hint exists while sampling only). */
   unhintedMessages(): Message[] {
     if (this.hint === undefined) return this.initialMessages();
-    return [{ role: 'system', content: renderSystemPrompt(this.task.tools, { syntax: this.syntax }) }, { ...this.msgs[1] }];
+    return [{ role: 'system', content: renderSystemPrompt(this.task.tools, { syntax: this.syntax }) },
+      { ...this.msgs[1] }];
   }
 
   get done(): boolean {
@@ -155,7 +157,8 @@ export class Episode {
 
   /** Per-turn executed calls, results, end state and completion (the checker's input). */
   turnLog(): TurnRecord[] {
-    return this.turns.map((t) => ({ calls: cloneJson(t.calls as never), results: t.results.slice(), state: cloneJson(t.state), completed: t.completed }));
+    return this.turns.map((t) => ({ calls: cloneJson(t.calls as never), results: t.results.slice(),
+      state: cloneJson(t.state), completed: t.completed }));
   }
 
   /** Checker verdict and binary reward (docs/design.md A.3); valid at any time, final once done. */

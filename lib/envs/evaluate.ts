@@ -29,8 +29,10 @@ export interface PolicyEvalResult {
   results: { id: string; category: string; pass: boolean; errorTurn: number | null }[];
 }
 
-export async function evaluatePolicy(tasks: readonly Task[], policy: Policy, opts: PolicyEvalOptions = {}): Promise<PolicyEvalResult> {
-  const episodes = tasks.map((t) => new Episode(t, { syntax: opts.syntax, maxAssistantMessages: opts.maxAssistantMessages }));
+export async function evaluatePolicy(tasks: readonly Task[], policy: Policy,
+  opts: PolicyEvalOptions = {}): Promise<PolicyEvalResult> {
+  const episodes = tasks.map((t) => new Episode(t, { syntax: opts.syntax,
+    maxAssistantMessages: opts.maxAssistantMessages }));
   const states: StructuralState[] = [];
   let finished = 0;
   for (;;) {
@@ -38,7 +40,8 @@ export async function evaluatePolicy(tasks: readonly Task[], policy: Policy, opt
     if (!live.length) break;
     const msgs = await policy(live);
     if (!Array.isArray(msgs) || msgs.length !== live.length) {
-      throw new Error(`evaluatePolicy: the policy returned ${Array.isArray(msgs) ? msgs.length : typeof msgs} messages for ${live.length} episodes`);
+      throw new Error(`evaluatePolicy: the policy returned ${Array.isArray(msgs) ? msgs.length : typeof msgs} ` +
+        `messages for ${live.length} episodes`);
     }
     live.forEach((ep, i) => {
       const content = typeof msgs[i] === 'string' ? msgs[i] : '';

@@ -47,7 +47,8 @@ const CHAIN = ['then ', 'after that, ', 'also, '];
 
 /** What makes two tasks "the same": family, initial state, tools and turns (not the id). */
 export function taskContentKey(t: Task): string {
-  return canonicalJson({ f: t.family, s: t.initialState, tools: t.tools.map((x) => x.name), turns: t.turns as unknown as JsonValue });
+  return canonicalJson({ f: t.family, s: t.initialState, tools: t.tools.map((x) => x.name),
+    turns: t.turns as unknown as JsonValue });
 }
 
 /** Families whose intents include a long observation (long_context needs one). */
@@ -88,7 +89,8 @@ class Builder {
   }
 
   /** A base turn: one request, sometimes chained with a second (total <= 4 calls). */
-  baseTurn(accept: (i: Intent<never>, d: IntentDraft) => boolean, chainProb: number, first?: Intent<never>[]): TaskTurn | null {
+  baseTurn(accept: (i: Intent<never>, d: IntentDraft) => boolean, chainProb: number,
+    first?: Intent<never>[]): TaskTurn | null {
     const a = this.draft(accept, first);
     if (!a) return null;
     this.exec(a.calls);

@@ -26,13 +26,15 @@ export interface RolloutRecord {
   errorTurn: number | null;
 }
 
-export const JUDGE_SYSTEM = 'You are a judge. Read the conversation and the correct calls of each turn, then write a reflection for each turn.';
+export const JUDGE_SYSTEM =
+  'You are a judge. Read the conversation and the correct calls of each turn, then write a reflection for each turn.';
 
 export const MISTAKES = {
   none: ['none', 'the turn matches the correct calls.'],
   unfinished: ['unfinished turn', 'the conversation ended before this turn was done.'],
   missingCall: ['missing call', 'it replied without calling the needed function.'],
-  badFormat: ['bad format', 'a tool call was not well formed; write the tag, then one JSON call, then the closing tag.'],
+  badFormat: ['bad format',
+    'a tool call was not well formed; write the tag, then one JSON call, then the closing tag.'],
   wrongFunction: ['wrong function', 'it did not call the function the request needs.'],
   wrongArguments: ['wrong arguments', 'a call used a wrong value.'],
   extraCall: ['extra call', 'it made a call that changed the state in a wrong way.'],
@@ -46,8 +48,10 @@ export const JUDGE_TEXTS: string[] = [
   // labels start lines and follow spaces, so both spellings of each word piece are needed
   'User: Assistant: Tool: Correct calls: Turn 1: Turn 2: Turn 3: Turn 4:\nUser\nAssistant\nTool\nCorrect\nSimilar',
   'Intent: Right: Mistake: Cause: Fix: First wrong turn: Analysis: Similar scenarios: If the user asks for',
-  'nothing was right. it asked for the missing value. it said the function is not available. it did not call a function.',
-  'the call was right. ask for the missing value. say the function is not available. The rollout passed. The rollout failed.',
+  'nothing was right. it asked for the missing value. it said the function is not available. it did not call a ' +
+    'function.',
+  'the call was right. ask for the missing value. say the function is not available. The rollout passed. The ' +
+    'rollout failed.',
   ...Object.values(MISTAKES).flat(),
 ];
 
@@ -56,7 +60,8 @@ function sameCall(a: ToolCall, b: ToolCall): boolean {
 }
 
 /** Replay the rollout's messages through a fresh episode: per-turn records and per-message turn indices. */
-function replay(task: Task, messages: string[], syntax: CallSyntax): { turns: TurnRecord[]; msgTurn: number[]; log: string[] } {
+function replay(task: Task, messages: string[],
+  syntax: CallSyntax): { turns: TurnRecord[]; msgTurn: number[]; log: string[] } {
   const ep = new Episode(task, { syntax, maxAssistantMessages: 1000 });
   const msgTurn: number[] = [];
   const log: string[] = [`User: ${task.turns[0].user}`];
@@ -82,18 +87,21 @@ function callBlocks(calls: ToolCall[], syntax: CallSyntax): string {
   return renderToolCalls(calls, syntax).trimEnd();
 }
 
-function judgeTurn(task: Task, t: number, rec: TurnRecord | undefined, badFormat: boolean, syntax: CallSyntax): TurnVerdict {
+function judgeTurn(task: Task, t: number, rec: TurnRecord | undefined, badFormat: boolean,
+  syntax: CallSyntax): TurnVerdict {
   const gt = task.turns[t].gt;
   const intent = gt.length ? gt.map(callSummary).join(', then ')
     : task.category === 'miss_func' ? 'say the function is not available' : 'ask for the missing value';
   const fix = gt.length ? callBlocks(gt, syntax) : intent + '.';
   const calls = rec ? rec.calls : [];
   const rightCalls = calls.filter((c) => gt.some((g) => sameCall(g, c)));
-  let right = rightCalls.length ? rightCalls.map((c) => `the call ${callSummary(c)} was right.`).join(' ') : 'nothing was right.';
+  let right = rightCalls.length ?
+    rightCalls.map((c) => `the call ${callSummary(c)} was right.`).join(' ') : 'nothing was right.';
   let mistake: keyof typeof MISTAKES = 'none';
   if (!rec || !rec.completed) mistake = 'unfinished';
   if (gt.length === 0) {
-    if (rec && calls.length === 0) right = task.category === 'miss_func' ? 'it said the function is not available.' : 'it asked for the missing value.';
+    if (rec && calls.length === 0) right = task.category === 'miss_func' ?
+      'it said the function is not available.' : 'it asked for the missing value.';
     if (calls.length > 0) mistake = task.category === 'miss_func' ? 'unavailable' : 'guessedValue';
   } else if (mistake === 'none') {
     if (badFormat) mistake = 'badFormat';
@@ -130,7 +138,8 @@ export function judgePrompt(task: Task, record: RolloutRecord, syntax: CallSynta
 }
 
 /** The reflection the judge writes for `record` (deterministic per task and rollout). */
-export function judgeReflection(task: Task, record: RolloutRecord, pool: Map<string, JsonValue[]>, syntax: CallSyntax = 'json'): string {
+export function judgeReflection(task: Task, record: RolloutRecord, pool: Map<string, JsonValue[]>,
+  syntax: CallSyntax = 'json'): string {
   const { turns, msgTurn } = replay(task, record.messages, syntax);
   const lines: string[] = [];
   const verdicts = task.turns.map((_, t) => {
@@ -147,7 +156,8 @@ export function judgeReflection(task: Task, record: RolloutRecord, pool: Map<str
   }
   const first = record.errorTurn !== null && record.errorTurn < task.turns.length ? record.errorTurn
     : Math.max(0, verdicts.findIndex((v) => v.mistake !== 'none'));
-  lines.push(`The rollout failed. First wrong turn: Turn ${first + 1}. Analysis: ${MISTAKES[verdicts[first].mistake][1]}`);
+  lines.push(`The rollout failed. First wrong turn: Turn ${first + 1}. Analysis: ` +
+    `${MISTAKES[verdicts[first].mistake][1]}`);
   // similar scenarios: the first wrong turn's first call with other values of one argument
   const base = task.turns[first].gt[0] ?? task.turns.flatMap((x) => x.gt)[0];
   if (base) {
@@ -156,7 +166,8 @@ export function judgeReflection(task: Task, record: RolloutRecord, pool: Map<str
     const scenarios: string[] = [];
     for (let i = 0; i < 4 && scenarios.length < 2 && keys.length > 0; i++) {
       const k = rng.pick(keys);
-      const options = (pool.get(`${base.name}.${k}`) ?? []).filter((v) => JSON.stringify(v) !== JSON.stringify(base.arguments[k]));
+      const options = (pool.get(`${base.name}.${k}`) ?? []).filter((v) =>
+        JSON.stringify(v) !== JSON.stringify(base.arguments[k]));
       if (options.length === 0) continue;
       const varied: ToolCall = { name: base.name, arguments: { ...base.arguments, [k]: rng.pick(options) } };
       const text = `If the user asks for ${callSummary(varied)}: ${callBlocks([varied], syntax)}`;

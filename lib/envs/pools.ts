@@ -5,12 +5,14 @@
  * message text comes from here, so the whole world spells itself with a few hundred word pieces.
  */
 
-export const FOLDERS = ['docs', 'photos', 'music', 'projects', 'reports', 'notes', 'backup', 'archive', 'work', 'school', 'games', 'travel'];
+export const FOLDERS = ['docs', 'photos', 'music', 'projects', 'reports', 'notes', 'backup', 'archive', 'work',
+  'school', 'games', 'travel'];
 
 /** Extra folder names that are never in an initial state (targets of mkdir). */
 export const NEW_FOLDERS = ['drafts', 'ideas', 'old', 'shared', 'temp', 'videos', 'recipes', 'letters'];
 
-export const FILE_STEMS = ['notes', 'report', 'todo', 'plan', 'data', 'draft', 'budget', 'ideas', 'list', 'letter', 'summary', 'log', 'story', 'resume', 'photo', 'song'];
+export const FILE_STEMS = ['notes', 'report', 'todo', 'plan', 'data', 'draft', 'budget', 'ideas', 'list', 'letter',
+  'summary', 'log', 'story', 'resume', 'photo', 'song'];
 export const FILE_EXTS = ['txt', 'md', 'csv'];
 
 export const FILE_TEXTS = [
@@ -26,7 +28,8 @@ export const FILE_TEXTS = [
   'check the numbers',
 ];
 
-export const CONTACTS = ['alice', 'bob', 'carol', 'dave', 'emma', 'frank', 'grace', 'henry', 'ivy', 'jack', 'kate', 'leo', 'mia', 'nina', 'oscar', 'paul'];
+export const CONTACTS = ['alice', 'bob', 'carol', 'dave', 'emma', 'frank', 'grace', 'henry', 'ivy', 'jack', 'kate',
+  'leo', 'mia', 'nina', 'oscar', 'paul'];
 
 export const MESSAGE_TEXTS = [
   'see you at noon',
@@ -45,6 +48,8 @@ export const MESSAGE_TEXTS = [
 
 export const SYMBOLS = ['AAPL', 'MSFT', 'GOOG', 'TSLA', 'AMZN', 'NVDA', 'META', 'NFLX'];
 
-export const REMINDER_TITLES = ['call mom', 'pay rent', 'buy milk', 'team meeting', 'dentist visit', 'water plants', 'gym class', 'book flight', 'return books', 'walk the dog'];
+export const REMINDER_TITLES = ['call mom', 'pay rent', 'buy milk', 'team meeting', 'dentist visit', 'water plants',
+  'gym class', 'book flight', 'return books', 'walk the dog'];
 
-export const TIMES = ['07:30', '08:00', '09:15', '10:00', '11:45', '12:30', '14:00', '15:20', '17:00', '18:30', '20:00', '21:15'];
+export const TIMES = ['07:30', '08:00', '09:15', '10:00', '11:45', '12:30', '14:00', '15:20', '17:00', '18:30',
+  '20:00', '21:15'];

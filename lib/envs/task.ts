@@ -36,5 +36,8 @@ export interface Task {
 export const REFUSAL_FUNC = 'The required function is not available.';
 /** The fixed refusal for a miss_param turn (docs/design.md A.6). */
 export const REFUSAL_PARAM = 'The required parameters are missing.';
-/** The short reply that closes a turn whose calls are done (docs/design.md A.6: teachers close each turn with a short reply). */
+/**
+ * The short reply that closes a turn whose calls are done (docs/design.md A.6: teachers close each turn with a short
+ * reply).
+ */
 export const TURN_DONE = 'Done.';

@@ -37,7 +37,8 @@ export function errorProbeTexts(): string[] {
       for (const v of strings) {
         const env = createFamily(name, state);
         const args: { [k: string]: JsonValue } = {};
-        for (const p of t.params) args[p.name] = p.type === 'string' ? v : p.type === 'boolean' ? true : p.type === 'array' ? [v] : 1;
+        for (const p of t.params) args[p.name] = p.type === 'string' ? v : p.type === 'boolean' ?
+          true : p.type === 'array' ? [v] : 1;
         out.add(env.call(t.name, args).result);
         out.add(env.call(t.name, args).result);
       }
@@ -45,9 +46,11 @@ export function errorProbeTexts(): string[] {
   }
   out.add('Error: function send_message is not available');
   out.add('Error: no valid tool call found');
-  const broken = ['<tool_call>', '<tool_call>{"name": 1}</tool_call>', '<tool_call>{"name": "cd"}</tool_call>', '<tool_call>{bad</tool_call>', '</tool_call>', '<tool_call><tool_call>'];
+  const broken = ['<tool_call>', '<tool_call>{"name": 1}</tool_call>', '<tool_call>{"name": "cd"}</tool_call>',
+    '<tool_call>{bad</tool_call>', '</tool_call>', '<tool_call><tool_call>'];
   for (const b of broken) parseToolCalls(b, 'json').errors.forEach((e) => out.add(e));
-  for (const b of ['[cd(', '[cd(folder=)]', '[cd(folder="a"', '[1(a=2)]', '[cd(x)]']) parseToolCalls(b, 'python').errors.forEach((e) => out.add(e));
+  for (const b of ['[cd(', '[cd(folder=)]', '[cd(folder="a"', '[1(a=2)]', '[cd(x)]']) parseToolCalls(b,
+    'python').errors.forEach((e) => out.add(e));
   return Array.from(out);
 }
 

@@ -189,8 +189,10 @@ export interface CalibrationInput {
 }
 
 /** Run every measurement; `onProgress` gets a phase name and a fraction. */
-export function calibrate(model: GPT, tokenizer: Tokenizer, data: CalibrationInput, config: Partial<CalibrationConfig> = {},
-  onProgress?: (phase: string, done: number, total: number) => void, targets: CalibrationTargets = REGIME_TABLE.strong.targets,
+export function calibrate(model: GPT, tokenizer: Tokenizer, data: CalibrationInput,
+  config: Partial<CalibrationConfig> = {},
+  onProgress?: (phase: string, done: number, total: number) => void,
+    targets: CalibrationTargets = REGIME_TABLE.strong.targets,
   promptsPerStep = PRESET_TABLE.full.promptsPerStep): CalibrationReport {
   const cfg: CalibrationConfig = { ...defaultCalibrationConfig, ...config };
   if (!(cfg.temperature > 0)) throw new Error(`calibrate: temperature must be > 0, got ${cfg.temperature}`);
@@ -203,24 +205,29 @@ export function calibrate(model: GPT, tokenizer: Tokenizer, data: CalibrationInp
   for (let i = 0; i < tasks.length; i += cfg.batchTasks) {
     const chunk = tasks.slice(i, i + cfg.batchTasks);
     const episodes = chunk.flatMap((t) => Array.from({ length: cfg.groupSize }, () => new Episode(t)));
-    trajs.push(...rollout(model, tokenizer, episodes, { rng, config: { temperature: cfg.temperature, greedy: false } }));
+    trajs.push(...rollout(model, tokenizer, episodes, { rng,
+      config: { temperature: cfg.temperature, greedy: false } }));
     onProgress?.('sample', Math.min(i + cfg.batchTasks, tasks.length), tasks.length);
   }
   const rewards = trajs.map((t) => t.reward);
   const shares = groupShares(rewards, cfg.groupSize);
   const noSignalStep: Record<string, number> = {};
-  for (const P of Array.from(new Set([4, 16, promptsPerStep, 60])).sort((a, b) => a - b)) noSignalStep[String(P)] = Math.pow(1 - shares.mixed, P);
+  for (const P of Array.from(new Set([4, 16, promptsPerStep, 60])).sort((a, b) => a - b)) noSignalStep[String(P)] =
+    Math.pow(1 - shares.mixed, P);
 
   // ---- teacher-forced argument values, probe ----
   onProgress?.('argument values', 0, 1);
   const argumentValues = argumentValueAccuracy(model, tokenizer, tasks);
-  const probe = runProbe(model, tokenizer, probeContexts(tokenizer, tasks.map((t) => new Episode(t).initialMessages())), 5);
+  const probe = runProbe(model, tokenizer, probeContexts(tokenizer,
+    tasks.map((t) => new Episode(t).initialMessages())), 5);
 
   // ---- greedy evaluations ----
-  const limit = (ts: Task[]) => (cfg.evalPerCategory > 0 ? balancedTasks(ts, cfg.evalPerCategory * new Set(ts.map((t) => t.category)).size) : ts);
+  const limit = (ts: Task[]) => (cfg.evalPerCategory > 0 ? balancedTasks(ts,
+    cfg.evalPerCategory * new Set(ts.map((t) => t.category)).size) : ts);
   const evalSplit = (name: string, ts: Task[], syntax: 'json' | 'python') =>
     evaluateModel(model, tokenizer, limit(ts), { syntax, onProgress: (d, n) => onProgress?.(name, d, n) });
-  const id = evaluateModel(model, tokenizer, limit(data.id), { onProgress: (d, n) => onProgress?.('greedy id', d, n), keepTrajectories: true });
+  const id = evaluateModel(model, tokenizer, limit(data.id),
+    { onProgress: (d, n) => onProgress?.('greedy id', d, n), keepTrajectories: true });
   const formatOod = evalSplit('greedy format-ood', data.formatOod, 'python');
   const contentOod = evalSplit('greedy content-ood', data.contentOod, 'json');
 
@@ -237,7 +244,8 @@ export function calibrate(model: GPT, tokenizer: Tokenizer, data: CalibrationInp
     sampled: {
       tasks: tasks.length, trajectories: trajs.length, success,
       mixedGroups: shares.mixed, allFailGroups: shares.allFail, allSuccessGroups: shares.allSuccess, noSignalStep,
-      perCategory: meanRewardPerCategory(trajs), turnPassByCalls: turnPassByCalls(new Map(tasks.map((t) => [t.id, t])), trajs),
+      perCategory: meanRewardPerCategory(trajs), turnPassByCalls: turnPassByCalls(new Map(tasks.map((t) => [t.id, t])),
+        trajs),
       entropy: sampledNll(trajs),
     },
     argumentValues,
@@ -275,12 +283,14 @@ function sampledNll(trajs: Trajectory[]): number {
 }
 
 /** Each pre-registered target against its measured value (a range, a floor, or for noSignalStep a ceiling). */
-function checkTargets(measured: Record<keyof CalibrationTargets, number>, targets: CalibrationTargets, promptsPerStep: number):
+function checkTargets(measured: Record<keyof CalibrationTargets, number>, targets: CalibrationTargets,
+  promptsPerStep: number):
   CalibrationReport['targets'] {
   const checked: CalibrationReport['targets'] = {};
   for (const [k, t] of Object.entries(targets) as [keyof CalibrationTargets, number | [number, number]][]) {
     const v = measured[k];
-    if (Array.isArray(t)) checked[k] = { value: v, target: t[1] >= 1 ? `>= ${t[0]}` : `${t[0]}-${t[1]}`, met: v >= t[0] && v <= t[1] };
+    if (Array.isArray(t)) checked[k] = { value: v, target: t[1] >= 1 ? `>= ${t[0]}` : `${t[0]}-${t[1]}`,
+      met: v >= t[0] && v <= t[1] };
     else if (k === 'noSignalStep') checked[`${k}@${promptsPerStep}`] = { value: v, target: `<= ${t}`, met: v <= t };
     else checked[k] = { value: v, target: `>= ${t}`, met: v >= t };
   }
@@ -292,20 +302,28 @@ export function formatCalibration(r: CalibrationReport): string {
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
   const s = r.sampled;
   const lines = [
-    `sampled (T=${r.config.temperature}, ${s.tasks} training tasks x ${r.config.groupSize}): success ${pct(s.success)}; ` +
+    `sampled (T=${r.config.temperature}, ${s.tasks} training tasks x ${r.config.groupSize}): success ` +
+      `${pct(s.success)}; ` +
       `groups mixed ${pct(s.mixedGroups)}, all-fail ${pct(s.allFailGroups)}, all-success ${pct(s.allSuccessGroups)}`,
     `  per category: ${Object.entries(s.perCategory).map(([c, v]) => `${c} ${pct(v)}`).join(', ')}`,
-    `  P(no signal in a step of P prompts): ${Object.entries(s.noSignalStep).map(([p, v]) => `P=${p} ${v.toFixed(3)}`).join(', ')}`,
-    `  turn pass rate by ground-truth calls: ${Object.entries(s.turnPassByCalls).map(([k, v]) => `${k} calls ${pct(v.pass)} (n=${v.n})`).join(', ')}`,
+    `  P(no signal in a step of P prompts): ` +
+      `${Object.entries(s.noSignalStep).map(([p, v]) => `P=${p} ${v.toFixed(3)}`).join(', ')}`,
+    `  turn pass rate by ground-truth calls: ` +
+      `${Object.entries(s.turnPassByCalls).map(([k, v]) => `${k} calls ${pct(v.pass)} (n=${v.n})`).join(', ')}`,
     `  mean entropy of sampled tokens: ${s.entropy.toFixed(3)} nats`,
-    `argument values (teacher-forced argmax): tokens ${pct(r.argumentValues.tokenAccuracy)} (n=${r.argumentValues.tokens}), ` +
+    `argument values (teacher-forced argmax): tokens ${pct(r.argumentValues.tokenAccuracy)} ` +
+      `(n=${r.argumentValues.tokens}), ` +
       `whole calls ${pct(r.argumentValues.callAccuracy)} (n=${r.argumentValues.calls})`,
     `probe after <tool_call>\\n: ${r.probe.top.map((t) => `${JSON.stringify(t.token)} ${t.p.toFixed(4)}`).join(', ')}`,
-    `greedy: ID ${pct(r.greedy.id)} (${Object.entries(r.greedy.idPerCategory).map(([c, v]) => `${c} ${pct(v)}`).join(', ')}), ` +
+    `greedy: ID ${pct(r.greedy.id)} ` +
+      `(${Object.entries(r.greedy.idPerCategory).map(([c, v]) => `${c} ${pct(v)}`).join(', ')}), ` +
       `format-OOD ${pct(r.greedy.formatOod)}, content-OOD ${pct(r.greedy.contentOod)}; ` +
-      `healthy call syntax in ${pct(r.greedy.toolSyntax)} of the ID messages that call a tool (${pct(r.greedy.toolMessages)} of all; ` +
+      `healthy call syntax in ${pct(r.greedy.toolSyntax)} of the ID messages that call a tool ` +
+        `(${pct(r.greedy.toolMessages)} of all; ` +
       `${pct(r.greedy.emptyMessages)} empty)`,
-    'targets: ' + Object.entries(r.targets).map(([k, t]) => `${k} ${t.value.toFixed(3)} (${t.target}) ${t.met ? 'met' : 'NOT met'}`).join('; '),
+    'targets: ' +
+      Object.entries(r.targets).map(([k, t]) =>
+      `${k} ${t.value.toFixed(3)} (${t.target}) ${t.met ? 'met' : 'NOT met'}`).join('; '),
   ];
   return lines.join('\n');
 }

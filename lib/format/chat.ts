@@ -58,12 +58,14 @@ export function renderToolsBlock(tools: ToolSpec[]): string {
 
 /** The short preamble of every system prompt (kept under ~25 words). */
 export const SYSTEM_PREAMBLE =
-  'You may call one or more functions to help the user. If no function fits or a required value is missing, reply in plain text.';
+  'You may call one or more functions to help the user. If no function fits or a required value is missing, reply ' +
+    'in plain text.';
 
 /** The sentence that states the call format, per syntax. */
 export function callFormatSentence(syntax: CallSyntax): string {
   if (syntax === 'python') return 'Call functions as a python list [func_name(arg=value), ...] and nothing else.';
-  return `Call functions as ${TOOL_CALL_OPEN}\n{"name": <function-name>, "arguments": <args-json-object>}\n${TOOL_CALL_CLOSE}`;
+  return `Call functions as ${TOOL_CALL_OPEN}\n{"name": <function-name>, "arguments": ` +
+    `<args-json-object>}\n${TOOL_CALL_CLOSE}`;
 }
 
 /**

@@ -31,7 +31,8 @@
  *    - a JSON call in python mode.
  * 9. reply: plain text with none of the above.
  *
- * States: healthyCall = mode healthyCall; healthyResponse = reply; pollution = malformedCall, untaggedCall or pollution;
+ * States: healthyCall = mode healthyCall; healthyResponse = reply; pollution = malformedCall, untaggedCall or
+ * pollution;
  * fullCollapse = voidTurn, emptyCall, tags or loop. A repetition loop is full collapse, not a healthy response and
  * not pollution: the paper's full collapse is degenerate output with no usable content (in its 1.5B model the
  * degeneration took the form of control tags), while text pollution is content in the wrong format. A loop carries
@@ -108,7 +109,8 @@ function tagAt(s: string, i: number): string | null {
 
 /** One left-to-right pass: tags, runs of tags, role-word lines, and whether anything else is there. */
 export function messageShape(s: string): MessageShape {
-  const out: MessageShape = { anyTag: false, repeatedTag: false, emptyOpenCall: false, roleLine: false, content: false };
+  const out: MessageShape = { anyTag: false, repeatedTag: false, emptyOpenCall: false, roleLine: false,
+    content: false };
   let prevTag: string | null = null; // last tag, if only whitespace followed it so far
   let run = 0; // how many times prevTag occurred back to back
   let line = ''; // the current line's text outside tags (kept short: only role words matter)
@@ -215,8 +217,10 @@ function isHealthyCall(parsed: ParsedCalls): boolean {
 
 /** Call or chat syntax in a message that is not a well-formed call (rule 7 without the prose fragments). */
 function callSyntaxOutsideCalls(s: string, parsed: ParsedCalls, shape: MessageShape): boolean {
-  return parsed.hasCallSyntax || parsed.calls.length > 0 || parsed.errors.length > 0 || shape.anyTag || shape.roleLine ||
-    JSON_CALL_KEY.test(s) || (!WORD_CHAR.test(s) && JSON_PUNCT_ONLY.test(s) && BRACE_OR_QUOTE.test(s)) || PY_CALL.test(s);
+  return parsed.hasCallSyntax || parsed.calls.length > 0 || parsed.errors.length > 0 || shape.anyTag ||
+    shape.roleLine ||
+    JSON_CALL_KEY.test(s) || (!WORD_CHAR.test(s) && JSON_PUNCT_ONLY.test(s) && BRACE_OR_QUOTE.test(s)) ||
+      PY_CALL.test(s);
 }
 
 /**
@@ -226,7 +230,8 @@ function callSyntaxOutsideCalls(s: string, parsed: ParsedCalls, shape: MessageSh
  */
 export function attemptsCall(content: string, syntax: CallSyntax = 'json'): boolean {
   const s = stripTrailingImEnd(typeof content === 'string' ? content : String(content ?? ''));
-  return s.includes(TOOL_CALL_OPEN) || JSON_CALL_KEY.test(s) || PY_CALL.test(s) || parseToolCalls(s, syntax).hasCallSyntax;
+  return s.includes(TOOL_CALL_OPEN) || JSON_CALL_KEY.test(s) || PY_CALL.test(s) ||
+    parseToolCalls(s, syntax).hasCallSyntax;
 }
 
 /** Share of each state (sums to 1; all zeros for an empty list). */

@@ -2,7 +2,8 @@
  * Tool calls in both syntaxes of the study: rendering (what the teacher writes) and parsing (what the
  * environment makes of whatever the policy wrote).
  *
- * - 'json' (training format, docs/design.md A.2), the layout of Qwen2.5's chat template and of the paper's data converters:
+ * - 'json' (training format, docs/design.md A.2), the layout of Qwen2.5's chat template and of the paper's data
+ * converters:
  *       <tool_call>\n{"name": "cd", "arguments": {"folder": "doc"}}\n</tool_call>\n
  *   newlines inside the tags and one `\n` after every block (the converters' choice; the template would drop the
  *   last one before `<|im_end|>`). So "a tool-call tag, then a newline" is one context with three continuations:
@@ -80,8 +81,10 @@ function parseJson(s: string): ParsedCalls {
   // remember where each tag occurs next and search again only once the cursor has passed that place.
   let openAt = -2;
   let closeAt = -2;
-  const findOpen = (from: number) => (openAt !== -1 && openAt < from ? (openAt = s.indexOf(TOOL_CALL_OPEN, from)) : openAt);
-  const findClose = (from: number) => (closeAt !== -1 && closeAt < from ? (closeAt = s.indexOf(TOOL_CALL_CLOSE, from)) : closeAt);
+  const findOpen = (from: number) => (openAt !== -1 && openAt < from ?
+    (openAt = s.indexOf(TOOL_CALL_OPEN, from)) : openAt);
+  const findClose = (from: number) => (closeAt !== -1 && closeAt < from ?
+    (closeAt = s.indexOf(TOOL_CALL_CLOSE, from)) : closeAt);
   let i = 0;
   while (i < n) {
     if (errors.length >= MAX_BLOCK_ERRORS) {

@@ -5,7 +5,9 @@
 
 export type Role = 'system' | 'user' | 'assistant';
 
-/** One chat message, as in ChatML (docs/design.md A.2). Observations are user messages holding <tool_response> blocks. */
+/**
+ * One chat message, as in ChatML (docs/design.md A.2). Observations are user messages holding <tool_response> blocks.
+ */
 export interface Message {
   role: Role;
   content: string;
@@ -69,7 +71,8 @@ export type MessageMode =
   | 'untaggedCall'
   | 'pollution';
 
-export const MESSAGE_MODES: MessageMode[] = ['healthyCall', 'reply', 'voidTurn', 'emptyCall', 'tags', 'loop', 'malformedCall',
+export const MESSAGE_MODES: MessageMode[] = ['healthyCall', 'reply', 'voidTurn', 'emptyCall', 'tags', 'loop',
+  'malformedCall',
   'untaggedCall', 'pollution'];
 
 /** A few words per mode, for tables and legends. */

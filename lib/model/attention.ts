@@ -63,7 +63,8 @@ export function blockForward(p: BlockParams, x: tf.Tensor3D, nHead: number, bias
   const h = layerNorm(x2, p.ln1g, p.ln1b); // [B*T, C]
   const [wq, wk, wv] = tf.split(p.wqkv, 3, 1); // 3 x [C, C]
   const [bq, bk, bv] = tf.split(p.bqkv, 3, 0); // 3 x [C]
-  const q = toHeads(linear(h, tf.mul(wq, 1 / Math.sqrt(hd)), tf.mul(bq, 1 / Math.sqrt(hd))), B, T, nHead); // [B, H, T, hd], pre-scaled
+  // [B, H, T, hd], pre-scaled
+  const q = toHeads(linear(h, tf.mul(wq, 1 / Math.sqrt(hd)), tf.mul(bq, 1 / Math.sqrt(hd))), B, T, nHead);
   const kT = toHeads(linear(h, wk, bk), B, T, nHead, [0, 2, 3, 1]); // [B, H, hd, T]
   const v = toHeads(linear(h, wv, bv), B, T, nHead); // [B, H, T, hd]
   const kTAll = prefix === null ? kT : tf.concat([prefix.kT, kT], 3) as tf.Tensor4D; // [B, H, hd, P + T]
@@ -103,7 +104,8 @@ export interface CacheBias {
  * slots of layer `c` and to themselves. Returns the block output and the layer's next cache state (which may
  * share the unchanged frozen tensors with `c`). No gradient: inference only.
  */
-export function decodeBlock(p: BlockParams, w: DecodeWeights, center: tf.Tensor2D, x2: tf.Tensor2D, B: number, nHead: number,
+export function decodeBlock(p: BlockParams, w: DecodeWeights, center: tf.Tensor2D, x2: tf.Tensor2D, B: number,
+  nHead: number,
   c: CacheLayer, bias: CacheBias): { x: tf.Tensor2D; next: CacheLayer } {
   const [N, C] = x2.shape; // x2 [B*n, C], row-major over (row, slot)
   const n = N / B;
@@ -125,7 +127,8 @@ export function decodeBlock(p: BlockParams, w: DecodeWeights, center: tf.Tensor2
     // single-level layout (wasm): grow k and v by the new slots, one read over all of them
     const kAll = c.keys === null ? k : tf.concat([c.keys, k], 2) as tf.Tensor4D; // [B, H, S, hd]
     const vAll = c.v === null ? v : tf.concat([c.v, v], 2) as tf.Tensor4D;
-    const scores = n === 1 ? tf.matMul(q, kAll, false, true) : headMatMul(q, tf.transpose(kAll, [0, 1, 3, 2]) as tf.Tensor4D);
+    const scores = n === 1 ? tf.matMul(q, kAll, false, true) : headMatMul(q,
+      tf.transpose(kAll, [0, 1, 3, 2]) as tf.Tensor4D);
     const att = tf.softmax(tf.add(scores, bias.recent)) as tf.Tensor4D; // [B, H, n, S]
     y = n === 1 ? tf.matMul(att, vAll) : headMatMul(att, vAll);
     const rows = (t: tf.Tensor4D) => keepRows(t, bias.keep, B, nHead, hd);
@@ -135,7 +138,8 @@ export function decodeBlock(p: BlockParams, w: DecodeWeights, center: tf.Tensor2
     const kTs = [c.keys, c.tailK === null ? null : tf.transpose(c.tailK, [0, 1, 3, 2]), tf.transpose(k, [0, 1, 3, 2])];
     const vs = [c.v, c.tailV, v];
     const present = <T>(xs: (T | null)[]) => xs.filter((t): t is T => t !== null);
-    const kTAll = present(kTs).length === 1 ? present(kTs)[0] : tf.concat(present(kTs), 3) as tf.Tensor4D; // [B, H, hd, S]
+    // [B, H, hd, S]
+    const kTAll = present(kTs).length === 1 ? present(kTs)[0] : tf.concat(present(kTs), 3) as tf.Tensor4D;
     const vAll = present(vs).length === 1 ? present(vs)[0] : tf.concat(present(vs), 2) as tf.Tensor4D; // [B, H, S, hd]
     const att = tf.softmax(tf.add(tf.matMul(q, kTAll), bias.recent)) as tf.Tensor4D; // [B, H, n, S]
     y = tf.matMul(att, vAll);
@@ -144,7 +148,8 @@ export function decodeBlock(p: BlockParams, w: DecodeWeights, center: tf.Tensor2
     } else {
       const rows = (t: tf.Tensor4D) => keepRows(t, bias.keep, B, nHead, hd);
       // keys: back to [B, H, S, hd] for the row gather, then transposed again (a few copies, once per merge)
-      next = { keys: tf.transpose(rows(tf.transpose(kTAll, [0, 1, 3, 2])), [0, 1, 3, 2]), v: rows(vAll), tailK: null, tailV: null };
+      next = { keys: tf.transpose(rows(tf.transpose(kTAll, [0, 1, 3, 2])), [0, 1, 3, 2]), v: rows(vAll), tailK: null,
+        tailV: null };
     }
   } else {
     // append the new slots to the small tail; read frozen and tail separately, one softmax over both
@@ -162,7 +167,8 @@ export function decodeBlock(p: BlockParams, w: DecodeWeights, center: tf.Tensor2
     }
     next = { keys: c.keys, v: c.v, tailK, tailV };
   }
-  const yMerged = (n === 1 ? tf.reshape(y, [B, C]) : tf.reshape(tf.transpose(y, [0, 2, 1, 3]), [B * n, C])) as tf.Tensor2D;
+  const yMerged = (n === 1 ? tf.reshape(y, [B, C]) : tf.reshape(tf.transpose(y, [0, 2, 1, 3]),
+    [B * n, C])) as tf.Tensor2D;
   // projection + residual, then the MLP with ln_2 and the GELU's constants folded into its weights
   const x3 = tf.add(x2, linear(yMerged, p.wproj, p.bproj)) as tf.Tensor2D;
   const u = normLinear(x3, center, w.wfc, w.bfc); // [B*n, 4C] = sqrt(2/pi) * (LN(x3) @ Wfc + bfc)

@@ -59,7 +59,8 @@ export const sha256 = (buf: Buffer): string => crypto.createHash('sha256').updat
  * Write named float32 tensors as (json, bin) atomically: temp files, then rename bin first, json last.
  * `json` receives the SHA-256 of the bin's bytes. A failed write removes its temp files and names the file.
  */
-function writeBundle(dir: string, jsonName: string, binName: string, json: (binSha256: string) => object, arrays: Float32Array[]): void {
+function writeBundle(dir: string, jsonName: string, binName: string, json: (binSha256: string) => object,
+  arrays: Float32Array[]): void {
   writing(dir, () => fs.mkdirSync(dir, { recursive: true }));
   const total = arrays.reduce((a, x) => a + x.byteLength, 0);
   const buf = Buffer.alloc(total);
@@ -96,14 +97,18 @@ function readFileNamed(file: string): Buffer {
 /** Float32Array copy of bin[offset, offset + 4*count), little-endian; checks bounds and finiteness. */
 function floatsAt(bin: Buffer, offset: number, count: number, file: string, name: string): Float32Array {
   if (!Number.isInteger(offset) || offset < 0 || offset % 4 !== 0) {
-    throw new Error(`checkpoint: tensor "${name}" has offset ${offset} into ${file} (expected a whole multiple of 4, >= 0)`);
+    throw new Error(`checkpoint: tensor "${name}" has offset ${offset} into ${file} (expected a whole multiple of ` +
+      `4, >= 0)`);
   }
-  if (offset + 4 * count > bin.byteLength) throw new Error(`checkpoint: ${file} is too short for tensor "${name}" (needs ${offset + 4 * count} bytes, has ${bin.byteLength})`);
+  if (offset + 4 *
+    count > bin.byteLength) throw new Error(`checkpoint: ${file} is too short for tensor "${name}" (needs ` +
+    `${offset + 4 * count} bytes, has ${bin.byteLength})`);
   const out = new Float32Array(count);
   if (bigEndianHost()) for (let i = 0; i < count; i++) out[i] = bin.readFloatLE(offset + 4 * i);
   else Buffer.from(out.buffer).set(bin.subarray(offset, offset + 4 * count));
   for (let i = 0; i < count; i++) {
-    if (!Number.isFinite(out[i])) throw new Error(`checkpoint: tensor "${name}" in ${file} holds a non-finite value (${out[i]}) at index ${i}`);
+    if (!Number.isFinite(out[i])) throw new Error(`checkpoint: tensor "${name}" in ${file} holds a non-finite value ` +
+      `(${out[i]}) at index ${i}`);
   }
   return out;
 }
@@ -144,7 +149,8 @@ export function saveCheckpoint(dir: string, model: GPT, meta: CheckpointMeta): v
     offset += data.byteLength;
   }
   writeBundle(dir, MODEL_JSON, WEIGHTS_BIN,
-    (weightsSha256): ModelJson => ({ format: 'toolrl-gpt-v1', config: model.config, meta, tensors, byteLength: offset, weightsSha256 }), arrays);
+    (weightsSha256): ModelJson => ({ format: 'toolrl-gpt-v1', config: model.config, meta, tensors, byteLength: offset,
+      weightsSha256 }), arrays);
 }
 
 const warnedUnhashed = new Set<string>();
@@ -154,24 +160,28 @@ function checkHash(json: { weightsSha256?: unknown }, bin: Buffer, jsonFile: str
   if (json.weightsSha256 === undefined) {
     if (!warnedUnhashed.has(path.resolve(jsonFile))) {
       warnedUnhashed.add(path.resolve(jsonFile));
-      process.stderr.write(`warning: ${jsonFile} records no weightsSha256 (saved before checkpoints carried a hash): ${binFile} is loaded unchecked\n`);
+      process.stderr.write(`warning: ${jsonFile} records no weightsSha256 (saved before checkpoints carried a ` +
+        `hash): ${binFile} is loaded unchecked\n`);
     }
     return;
   }
   const got = sha256(bin);
   if (got !== json.weightsSha256) {
-    throw new Error(`checkpoint: ${binFile} is corrupt: its SHA-256 is ${got}, ${jsonFile} records ${JSON.stringify(json.weightsSha256)}`);
+    throw new Error(`checkpoint: ${binFile} is corrupt: its SHA-256 is ${got}, ${jsonFile} records ` +
+      `${JSON.stringify(json.weightsSha256)}`);
   }
 }
 
 /** model.json and weights.bin of `dir`, checked against each other (format, vocabulary, config, size, hash). */
-function readVerified(dir: string, opts: { expectVocabFingerprint?: string }): { json: ModelJson; bin: Buffer; jsonFile: string; binFile: string } {
+function readVerified(dir: string,
+  opts: { expectVocabFingerprint?: string }): { json: ModelJson; bin: Buffer; jsonFile: string; binFile: string } {
   if (!fs.existsSync(dir)) throw new Error(`checkpoint: directory not found: ${dir}`);
   const jsonFile = path.join(dir, MODEL_JSON);
   const binFile = path.join(dir, WEIGHTS_BIN);
   const json = readJson<ModelJson>(jsonFile);
   if (!json || typeof json !== 'object') throw new Error(`checkpoint: ${jsonFile} is not a JSON object`);
-  if (json.format !== 'toolrl-gpt-v1') throw new Error(`checkpoint: ${jsonFile} has format ${JSON.stringify(json.format)}, expected "toolrl-gpt-v1"`);
+  if (json.format !== 'toolrl-gpt-v1') throw new Error(`checkpoint: ${jsonFile} has format ` +
+    `${JSON.stringify(json.format)}, expected "toolrl-gpt-v1"`);
   const want = opts.expectVocabFingerprint;
   if (want !== undefined && json.meta?.vocabFingerprint !== want) {
     throw new Error(`checkpoint: vocabulary mismatch in ${dir}: checkpoint was trained with vocab fingerprint ` +
@@ -185,11 +195,13 @@ function readVerified(dir: string, opts: { expectVocabFingerprint?: string }): {
   if (!Array.isArray(json.tensors)) throw new Error(`checkpoint: ${jsonFile} has no "tensors" list`);
   for (const t of json.tensors) {
     if (!t || typeof t.name !== 'string' || !Array.isArray(t.shape) || typeof t.offset !== 'number') {
-      throw new Error(`checkpoint: ${jsonFile} has a malformed tensor entry ${JSON.stringify(t)} (needs name, shape, offset)`);
+      throw new Error(`checkpoint: ${jsonFile} has a malformed tensor entry ${JSON.stringify(t)} (needs name, ` +
+        `shape, offset)`);
     }
   }
   if (!Number.isInteger(json.byteLength) || json.byteLength < 0) {
-    throw new Error(`checkpoint: ${jsonFile} has byteLength ${JSON.stringify(json.byteLength)}, expected an integer >= 0`);
+    throw new Error(`checkpoint: ${jsonFile} has byteLength ${JSON.stringify(json.byteLength)}, expected an integer ` +
+      `>= 0`);
   }
   const bin = readFileNamed(binFile);
   if (bin.byteLength !== json.byteLength) {
@@ -203,13 +215,15 @@ function readVerified(dir: string, opts: { expectVocabFingerprint?: string }): {
  * The checks of loadCheckpoint that need no tfjs (files, format, vocabulary, config, size, content hash);
  * throws naming the file. Returns the model config and meta.
  */
-export function verifyCheckpoint(dir: string, opts: { expectVocabFingerprint?: string } = {}): { config: GPTConfig; meta: CheckpointMeta } {
+export function verifyCheckpoint(dir: string, opts: { expectVocabFingerprint?: string } =
+  {}): { config: GPTConfig; meta: CheckpointMeta } {
   const { json } = readVerified(dir, opts);
   return { config: json.config, meta: json.meta };
 }
 
 /** Load a checkpoint written by saveCheckpoint; weights are bit-for-bit those saved. */
-export function loadCheckpoint(dir: string, opts: { expectVocabFingerprint?: string } = {}): { model: GPT; meta: CheckpointMeta } {
+export function loadCheckpoint(dir: string, opts: { expectVocabFingerprint?: string } =
+  {}): { model: GPT; meta: CheckpointMeta } {
   const { json, bin, jsonFile, binFile } = readVerified(dir, opts);
   const model = new GPT(json.config, 0);
   try {
@@ -220,14 +234,17 @@ export function loadCheckpoint(dir: string, opts: { expectVocabFingerprint?: str
       if (v === undefined) throw new Error(`checkpoint: ${jsonFile} has unknown tensor "${t.name}"`);
       if (seen.has(t.name)) throw new Error(`checkpoint: ${jsonFile} lists tensor "${t.name}" twice`);
       if (t.shape.join(',') !== v.shape.join(',')) {
-        throw new Error(`checkpoint: tensor "${t.name}" has shape [${t.shape}] in ${jsonFile}, model expects [${v.shape}]`);
+        throw new Error(`checkpoint: tensor "${t.name}" has shape [${t.shape}] in ${jsonFile}, model expects ` +
+          `[${v.shape}]`);
       }
       const data = floatsAt(bin, t.offset, v.size, binFile, t.name);
       tf.tidy(() => v.assign(tf.tensor(data, v.shape, 'float32')));
       seen.add(t.name);
     }
-    for (const name of params.keys()) if (!seen.has(name)) throw new Error(`checkpoint: ${jsonFile} lacks tensor "${name}"`);
-    checkNoOverlap(json.tensors.map((t) => ({ name: t.name, offset: t.offset, bytes: 4 * (params.get(t.name)?.size ?? 0) })), binFile);
+    for (const name of params.keys()) if (!seen.has(name)) throw new Error(`checkpoint: ${jsonFile} lacks tensor ` +
+      `"${name}"`);
+    checkNoOverlap(json.tensors.map((t) => ({ name: t.name, offset: t.offset,
+      bytes: 4 * (params.get(t.name)?.size ?? 0) })), binFile);
   } catch (e) {
     model.dispose();
     throw e;
@@ -236,7 +253,8 @@ export function loadCheckpoint(dir: string, opts: { expectVocabFingerprint?: str
 }
 
 /** Optimizer state (see AdamW.getState), saved as optim.json + optim.bin with the same atomic scheme. */
-export function saveOptimizerState(dir: string, state: { stepCount: number; m: Record<string, Float32Array>; v: Record<string, Float32Array> }): void {
+export function saveOptimizerState(dir: string, state: { stepCount: number; m: Record<string,
+  Float32Array>; v: Record<string, Float32Array> }): void {
   const names = Object.keys(state.m);
   const arrays: Float32Array[] = [];
   const entries: { name: string; size: number; offset: number }[] = [];
@@ -250,14 +268,17 @@ export function saveOptimizerState(dir: string, state: { stepCount: number; m: R
       offset += a.byteLength;
     }
   }
-  writeBundle(dir, 'optim.json', 'optim.bin', (binSha256) => ({ stepCount: state.stepCount, entries, byteLength: offset, binSha256 }), arrays);
+  writeBundle(dir, 'optim.json', 'optim.bin', (binSha256) =>
+    ({ stepCount: state.stepCount, entries, byteLength: offset, binSha256 }), arrays);
 }
 
 /** Read back what saveOptimizerState wrote. */
-export function loadOptimizerState(dir: string): { stepCount: number; m: Record<string, Float32Array>; v: Record<string, Float32Array> } {
+export function loadOptimizerState(dir: string): { stepCount: number; m: Record<string,
+  Float32Array>; v: Record<string, Float32Array> } {
   const jsonFile = path.join(dir, 'optim.json');
   const binFile = path.join(dir, 'optim.bin');
-  const json = readJson<{ stepCount: number; entries: { name: string; size: number; offset: number }[]; byteLength: number; binSha256?: string }>(jsonFile);
+  type Entry = { name: string; size: number; offset: number };
+  const json = readJson<{ stepCount: number; entries: Entry[]; byteLength: number; binSha256?: string }>(jsonFile);
   if (!json || !Number.isInteger(json.stepCount) || !Array.isArray(json.entries)) {
     throw new Error(`checkpoint: ${jsonFile} needs an integer "stepCount" and an "entries" list`);
   }
@@ -268,12 +289,14 @@ export function loadOptimizerState(dir: string): { stepCount: number; m: Record<
   if (json.binSha256 !== undefined && sha256(bin) !== json.binSha256) {
     throw new Error(`checkpoint: ${binFile} is corrupt: its SHA-256 differs from the one ${jsonFile} records`);
   }
-  const out = { stepCount: json.stepCount, m: {} as Record<string, Float32Array>, v: {} as Record<string, Float32Array> };
+  const out = { stepCount: json.stepCount, m: {} as Record<string, Float32Array>, v: {} as Record<string,
+    Float32Array> };
   for (const e of json.entries) {
     const slash = typeof e?.name === 'string' ? e.name.indexOf('/') : -1;
     const which = slash > 0 ? e.name.slice(0, slash) : '';
     if ((which !== 'm' && which !== 'v') || !Number.isInteger(e.size) || e.size < 0) {
-      throw new Error(`checkpoint: ${jsonFile} has a malformed entry ${JSON.stringify(e)} (needs name "m/..." or "v/...", size, offset)`);
+      throw new Error(`checkpoint: ${jsonFile} has a malformed entry ${JSON.stringify(e)} (needs name "m/..." or ` +
+        `"v/...", size, offset)`);
     }
     out[which][e.name.slice(slash + 1)] = floatsAt(bin, e.offset, e.size, binFile, e.name);
   }

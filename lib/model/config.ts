@@ -48,7 +48,8 @@ function checkInt(name: string, v: unknown, min: number): void {
 
 /** Throws an Error naming the offending field and value when `cfg` is not a usable configuration. */
 export function validateGPTConfig(cfg: GPTConfig): void {
-  if (cfg == null || typeof cfg !== 'object') throw new Error(`GPTConfig must be an object, got ${JSON.stringify(cfg)}`);
+  if (cfg == null ||
+    typeof cfg !== 'object') throw new Error(`GPTConfig must be an object, got ${JSON.stringify(cfg)}`);
   checkInt('vocabSize', cfg.vocabSize, 2);
   checkInt('blockSize', cfg.blockSize, 1);
   checkInt('nLayer', cfg.nLayer, 1);

@@ -190,7 +190,8 @@ export class GPT {
       const pos = embed(this.p('wpe.weight') as tf.Tensor2D, tf.tensor1d(posIds, 'int32')); // [B*T, C]
       x = tf.reshape(tf.add(tok, pos), [B, T, C]) as tf.Tensor3D;
       bias = prefixCausalBias(starts, prefix.kv[0].kT.shape[3], T); // [B, 1, T, P + T]
-      rowKV = (l) => ({ kT: gatherGroups(prefix.kv[l].kT, prefix.group), v: gatherGroups(prefix.kv[l].v, prefix.group) });
+      rowKV = (l) => ({ kT: gatherGroups(prefix.kv[l].kT, prefix.group),
+        v: gatherGroups(prefix.kv[l].v, prefix.group) });
     }
     this.blocks.forEach((bp, l) => {
       const out = blockForward(bp, x, nHead, bias, rowKV(l));
@@ -218,7 +219,8 @@ export class GPT {
     // LN(x) @ W + b = rsqrt(|xc|^2 + C eps) * (xc @ (sqrt(C) g[:, None] W)) + (beta @ W + b) (layers.ts, normLinear)
     const fold = (g: tf.Tensor, beta: tf.Tensor, w: tf.Tensor, b: tf.Tensor | null) => {
       const betaW = tf.reshape(tf.matMul(tf.reshape(beta, [1, C]), w), [-1]); // [out]
-      return { w: tf.mul(tf.reshape(tf.mul(g, rootC), [C, 1]), w) as tf.Tensor2D, b: (b === null ? betaW : tf.add(betaW, b)) as tf.Tensor1D };
+      return { w: tf.mul(tf.reshape(tf.mul(g, rootC), [C, 1]), w) as tf.Tensor2D,
+        b: (b === null ? betaW : tf.add(betaW, b)) as tf.Tensor1D };
     };
     const gs = GELU_DECODE_SCALES;
     const weights: DecodeWeights[] = this.blocks.map((bp) => tf.tidy(() => {
@@ -259,7 +261,8 @@ export class GPT {
     for (let b = 0; b < B; b++) {
       for (let i = 0; i < lens[b]; i++) {
         const t = tokens[b][i];
-        if (!Number.isInteger(t) || t < 0 || t >= V) throw new Error(`GPT.append: row ${b} token ${i} = ${t} is not in [0, ${V})`);
+        if (!Number.isInteger(t) || t < 0 ||
+          t >= V) throw new Error(`GPT.append: row ${b} token ${i} = ${t} is not in [0, ${V})`);
         ids[b * n + i] = t;
       }
     }
@@ -277,8 +280,11 @@ export class GPT {
       // merge: one bias over every slot; else the cached frozen bias + a small one over the tail and the new slot
       const bias: CacheBias = merge
         ? { frozen: null, recent: cache.buildBias(lens, n), merge, twoLevel: cache.twoLevel, // [B, 1, n, S + n]
-          keep: plan === null ? null : tf.tensor1d(flatKeep(plan.index, B, nHead, plan.slots, cache.length + n), 'int32') }
-        : { frozen: cache.frozenBias, recent: cache.buildBias(lens, n, cache.frozenLength), merge, twoLevel: true, keep: null }; // [B, 1, n, t + n]
+          keep: plan === null ? null : tf.tensor1d(flatKeep(plan.index, B, nHead, plan.slots, cache.length + n),
+            'int32') }
+        // [B, 1, n, t + n]
+        : { frozen: cache.frozenBias, recent: cache.buildBias(lens, n, cache.frozenLength), merge, twoLevel: true,
+          keep: null };
       // Inference only: plain gathers (bit-identical to the oneHot form the training gradient uses).
       const tok = tf.gather(this.p('wte.weight'), tf.tensor1d(ids, 'int32')); // [B*n, C]
       const pos = tf.gather(this.p('wpe.weight'), tf.tensor1d(posIds, 'int32')); // [B*n, C]

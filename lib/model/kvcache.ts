@@ -101,9 +101,11 @@ export class KVCache {
   lastLogits: tf.Tensor2D | null = null;
   private disposed = false;
 
-  constructor(batch: number, nLayer: number, weights: DecodeWeights[] = [], head: { w: tf.Tensor2D; b: tf.Tensor1D } | null = null,
+  constructor(batch: number, nLayer: number, weights: DecodeWeights[] = [],
+    head: { w: tf.Tensor2D; b: tf.Tensor1D } | null = null,
     center: tf.Tensor2D | null = null) {
-    if (!Number.isInteger(batch) || batch < 1) throw new Error(`KVCache: batch must be a positive integer, got ${batch}`);
+    if (!Number.isInteger(batch) ||
+      batch < 1) throw new Error(`KVCache: batch must be a positive integer, got ${batch}`);
     this.rows = batch;
     this.layers = Array.from({ length: nLayer }, () => ({ keys: null, v: null, tailK: null, tailV: null }));
     this.weights = weights;
@@ -218,7 +220,8 @@ export class KVCache {
   install(layers: CacheLayer[], lens: number[], n: number, merged: boolean, plan: CompactionPlan | null = null): void {
     const keep = new Set<tf.Tensor>();
     for (const l of layers) for (const t of [l.keys, l.v, l.tailK, l.tailV]) if (t !== null) keep.add(t);
-    for (const l of this.layers) for (const t of [l.keys, l.v, l.tailK, l.tailV]) if (t !== null && !keep.has(t)) t.dispose();
+    for (const l of this.layers) for (const t of [l.keys, l.v, l.tailK, l.tailV]) if (t !== null &&
+      !keep.has(t)) t.dispose();
     this.layers = layers;
     this.commit(lens, n);
     if (plan !== null) {
@@ -240,7 +243,8 @@ export class KVCache {
     if (this.frozenBias !== null) this.frozenBias.dispose();
     const S = this.frozen;
     const data = new Float32Array(this.batch * S);
-    for (let b = 0; b < this.batch; b++) for (let j = 0; j < S; j++) if (this.valid[b][j] === 0) data[b * S + j] = MASK_VALUE;
+    for (let b = 0; b < this.batch; b++) for (let j = 0; j < S; j++) if (this.valid[b][j] === 0) data[b * S + j] =
+      MASK_VALUE;
     this.frozenBias = tf.tensor4d(data, [this.batch, 1, 1, S]);
   }
 
@@ -251,7 +255,8 @@ export class KVCache {
    */
   forget(b: number, k: number): void {
     this.assertUsable();
-    if (!(Number.isInteger(k) && k >= 0 && k <= this.pos[b])) throw new Error(`KVCache.forget: row ${b} holds ${this.pos[b]} tokens, not ${k}`);
+    if (!(Number.isInteger(k) && k >= 0 &&
+      k <= this.pos[b])) throw new Error(`KVCache.forget: row ${b} holds ${this.pos[b]} tokens, not ${k}`);
     let left = k;
     let frozenHit = false;
     for (let j = this.slots - 1; j >= 0 && left > 0; j--) {
@@ -290,7 +295,8 @@ export class KVCache {
     this.assertUsable();
     if (keep.length === 0) throw new Error('KVCache.retain: keep at least one row');
     for (const r of keep) {
-      if (!Number.isInteger(r) || r < 0 || r >= this.rows) throw new Error(`KVCache.retain: row ${r} is not in [0, ${this.rows})`);
+      if (!Number.isInteger(r) || r < 0 ||
+        r >= this.rows) throw new Error(`KVCache.retain: row ${r} is not in [0, ${this.rows})`);
     }
     const idx = tf.tensor1d(keep, 'int32');
     const take = <T extends tf.Tensor | null>(t: T): T => {
@@ -299,7 +305,8 @@ export class KVCache {
       (t as tf.Tensor).dispose();
       return out;
     };
-    this.layers = this.layers.map((l) => ({ keys: take(l.keys), v: take(l.v), tailK: take(l.tailK), tailV: take(l.tailV) }));
+    this.layers = this.layers.map((l) => ({ keys: take(l.keys), v: take(l.v), tailK: take(l.tailK),
+      tailV: take(l.tailV) }));
     this.frozenBias = take(this.frozenBias);
     this.lastLogits = take(this.lastLogits);
     idx.dispose();

@@ -37,7 +37,8 @@ const layerNormWithGrad = tf.customGrad(((x: tf.Tensor, gain: tf.Tensor, bias: t
       return [dx, tf.sum(tf.mul(dy, n), axes), tf.sum(dy, axes)];
     },
   };
-}) as unknown as Parameters<typeof tf.customGrad>[0]) as unknown as (x: tf.Tensor, gain: tf.Tensor, bias: tf.Tensor) => tf.Tensor;
+}) as unknown as Parameters<typeof tf.customGrad>[0]) as unknown as (x: tf.Tensor, gain: tf.Tensor, bias: tf.Tensor) =>
+tf.Tensor;
 
 /** LayerNorm without its gain and bias: (x - mean) / sqrt(var + eps) over the last axis. */
 export function normalize<T extends tf.Tensor>(x: T): T {
@@ -141,7 +142,8 @@ const embedWithGrad = tf.customGrad(((table: tf.Tensor, ids: tf.Tensor, save: tf
     value: tf.gather(table, ids), // [N, C]
     gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
       const [sids] = saved;
-      if (tf.getBackend() !== 'wasm') return [tf.unsortedSegmentSum(dy, sids as tf.Tensor1D, table.shape[0]), tf.zerosLike(sids)];
+      if (tf.getBackend() !== 'wasm') return [tf.unsortedSegmentSum(dy, sids as tf.Tensor1D, table.shape[0]),
+        tf.zerosLike(sids)];
       const oneHot = tf.oneHot(sids as tf.Tensor1D, table.shape[0]).toFloat(); // [N, V]
       return [matMulTN(oneHot, dy), tf.zerosLike(sids)]; // [V, C], ids: none
     },

@@ -16,7 +16,9 @@ import * as tf from '@tensorflow/tfjs';
 const tokenLogProbsWithGrad = tf.customGrad(((logits: tf.Tensor, targets: tf.Tensor, save: tf.GradSaveFunc) => {
   const [B, T, V] = logits.shape;
   const lse = tf.logSumExp(logits, -1); // [B, T]
-  const flatIdx = tf.add(tf.mul(tf.range(0, B * T, 1, 'int32'), tf.scalar(V, 'int32')), tf.reshape(tf.cast(targets, 'int32'), [B * T])); // [B*T]
+  // [B*T]
+  const flatIdx = tf.add(tf.mul(tf.range(0, B * T, 1, 'int32'), tf.scalar(V, 'int32')),
+    tf.reshape(tf.cast(targets, 'int32'), [B * T]));
   const picked = tf.reshape(tf.gather(tf.reshape(logits, [B * T * V]), flatIdx), [B, T]); // [B, T]
   save([logits, targets]);
   return {
@@ -26,11 +28,14 @@ const tokenLogProbsWithGrad = tf.customGrad(((logits: tf.Tensor, targets: tf.Ten
       const p = tf.softmax(sl); // [B, T, V], one kernel
       // wasm: an int32 one-hot then a cast (oneHot's float32 dtype option gives wrong values there)
       const ids = tf.cast(st, 'int32') as tf.Tensor2D;
-      const oh = tf.getBackend() === 'wasm' ? tf.cast(tf.oneHot(ids, V), 'float32') : tf.oneHot(ids, V, 1, 0, 'float32'); // [B, T, V]
+      // [B, T, V]
+      const oh = tf.getBackend() === 'wasm' ? tf.cast(tf.oneHot(ids, V), 'float32') : tf.oneHot(ids, V, 1, 0,
+        'float32');
       return [tf.mul(tf.sub(oh, p), tf.expandDims(dy, -1)), tf.zerosLike(st)];
     },
   };
-}) as unknown as Parameters<typeof tf.customGrad>[0]) as unknown as (logits: tf.Tensor, targets: tf.Tensor) => tf.Tensor;
+}) as unknown as Parameters<typeof tf.customGrad>[0]) as unknown as (logits: tf.Tensor, targets: tf.Tensor) =>
+tf.Tensor;
 
 /** log p(targets[b, t] | prefix) for every position. logits [B, T, V], targets [B, T] int32 -> [B, T]. */
 export function tokenLogProbs(logits: tf.Tensor3D, targets: tf.Tensor2D): tf.Tensor2D {
@@ -40,7 +45,8 @@ export function tokenLogProbs(logits: tf.Tensor3D, targets: tf.Tensor2D): tf.Ten
 /** log p(targets[m]) for rows of logits: logits [M, V], targets [M] int32 -> [M] (same gradient as tokenLogProbs). */
 export function rowLogProbs(logits: tf.Tensor2D, targets: tf.Tensor1D): tf.Tensor1D {
   const [M, V] = logits.shape;
-  return tf.tidy(() => tf.reshape(tokenLogProbsWithGrad(tf.reshape(logits, [1, M, V]), tf.reshape(targets, [1, M])), [M]) as tf.Tensor1D);
+  return tf.tidy(() => tf.reshape(tokenLogProbsWithGrad(tf.reshape(logits, [1, M, V]), tf.reshape(targets, [1, M])),
+    [M]) as tf.Tensor1D);
 }
 
 /** Entropy of the next-token distribution at every position, in nats. logits [B, T, V] -> [B, T]. */

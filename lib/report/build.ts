@@ -61,27 +61,34 @@ interface NamedFigure {
 export function reportFigures(store: ResultsStore): NamedFigure[] {
   const figs: NamedFigure[] = [];
   const methods = methodRuns(store, ['method', 'extra']);
-  figs.push({ slug: 'val-accuracy', title: 'Validation accuracy per method', figure: valAccuracyFigure(methods), png: true });
+  figs.push({ slug: 'val-accuracy', title: 'Validation accuracy per method', figure: valAccuracyFigure(methods),
+    png: true });
   const reward = rewardFigure(methods);
   if (reward.data.length) figs.push({ slug: 'reward', title: 'RL reward per method', figure: reward, png: true });
-  const sweep = sweepExperiments(store).map((e) => ({ label: `lr ${sweepRowName(e)}`, runs: e.seeds.map((s) => s.metrics) }));
+  const sweep = sweepExperiments(store).map((e) => ({ label: `lr ${sweepRowName(e)}`,
+    runs: e.seeds.map((s) => s.metrics) }));
   if (sweep.length) {
     figs.push({ slug: 'lr-val-accuracy', title: 'Learning-rate sweep: validation accuracy',
       figure: valAccuracyFigure(sweep, 'Vanilla GRPO at each learning rate (mean over seeds)'), png: true });
   }
   const memo = memorisationFigure(store, ['vanilla-rl', 'ets-difflr', 'prs']);
-  if (memo.data.length) figs.push({ slug: 'memorisation', title: 'Memorisation vs generalisation', figure: memo, png: true });
+  if (memo.data.length) figs.push({ slug: 'memorisation', title: 'Memorisation vs generalisation', figure: memo,
+    png: true });
   const atCollapse = collapseRateFigure(store);
   if (atCollapse) {
-    figs.push({ slug: 'collapse-rate-val-accuracy', title: `Supervisory signals at lr ${formatLr(COLLAPSE_LR)}: validation accuracy`, png: true,
+    figs.push({ slug: 'collapse-rate-val-accuracy',
+      title: `Supervisory signals at lr ${formatLr(COLLAPSE_LR)}: validation accuracy`, png: true,
       figure: atCollapse });
   }
-  // one collapse chart per sweep run and seed, its order of events marked (timeline.ts); a PNG for every seed that collapsed (as the LR table counts it)
+  // one collapse chart per sweep run and seed, its order of events marked (timeline.ts); a PNG for every seed that
+  // collapsed (as the LR table counts it)
   const start = baseValAccuracy(store);
   for (const e of sweepExperiments(store)) {
     for (const s of e.seeds) {
-      figs.push({ slug: `collapse-${e.spec.name}-seed-${s.seed}`, title: `Collapse: lr ${sweepRowName(e)}, seed ${s.seed}`,
-        figure: markEvents(collapseFigure(s.metrics, `Vanilla GRPO, lr ${sweepRowName(e)}, seed ${s.seed}`), collapseEvents(s, e, start)),
+      figs.push({ slug: `collapse-${e.spec.name}-seed-${s.seed}`,
+        title: `Collapse: lr ${sweepRowName(e)}, seed ${s.seed}`,
+        figure: markEvents(collapseFigure(s.metrics, `Vanilla GRPO, lr ${sweepRowName(e)}, seed ${s.seed}`),
+          collapseEvents(s, e, start)),
         png: collapseVsStart(s, e, start) !== null });
     }
   }
@@ -91,28 +98,35 @@ export function reportFigures(store: ResultsStore): NamedFigure[] {
     const s = e.seeds[0];
     const who = `${e.spec.label}, seed ${s.seed}`;
     const png = e === focus;
-    figs.push({ slug: `probe-${e.spec.name}`, title: `Probe: ${who}`, figure: probeFigure(s.metrics, `Probe after <tool_call>\\n (${who})`), png });
-    figs.push({ slug: `states-${e.spec.name}`, title: `States: ${who}`, figure: statesFigure(s.metrics, `Structural states of sampled messages (${who})`), png });
+    figs.push({ slug: `probe-${e.spec.name}`, title: `Probe: ${who}`,
+      figure: probeFigure(s.metrics, `Probe after <tool_call>\\n (${who})`), png });
+    figs.push({ slug: `states-${e.spec.name}`, title: `States: ${who}`,
+      figure: statesFigure(s.metrics, `Structural states of sampled messages (${who})`), png });
     figs.push({ slug: `gradsplit-${e.spec.name}`, title: `Gradient split: ${who}`,
       figure: gradSplitFigure(s.metrics, `Policy-gradient push on control-token logits (${who})`), png });
   }
   for (const b of store.branches) {
     figs.push({ slug: `branch-${b.name}`, title: `Branch: ${b.name}`, png: true,
-      figure: branchFigure(b.parentMetrics, b.metrics, b.step, branchLabels(b), `${b.config} from ${b.from}, RL step ${b.step}`) });
+      figure: branchFigure(b.parentMetrics, b.metrics, b.step, branchLabels(b),
+        `${b.config} from ${b.from}, RL step ${b.step}`) });
   }
   return figs;
 }
 
 function overviewHtml(store: ResultsStore): string {
   const runs = store.experiments.reduce((a, e) => a + e.seeds.length, 0);
-  const backends = Array.from(new Set(store.experiments.flatMap((e) => e.seeds.map((s) => s.summary.backend)))).join(', ');
+  const backends = Array.from(new Set(store.experiments.flatMap((e) =>
+    e.seeds.map((s) => s.summary.backend)))).join(', ');
   const items = [
-    `Preset <b>${escapeHtml(store.preset)}</b>: ${runs} finished run(s) of ${store.experiments.length} experiment(s), from ` +
-      `<code>${escapeHtml(path.join(store.root, store.preset))}</code>; tfjs backend(s): ${escapeHtml(backends || 'n/a')}.`,
+    `Preset <b>${escapeHtml(store.preset)}</b>: ${runs} finished run(s) of ${store.experiments.length} ` +
+      `experiment(s), from ` +
+      `<code>${escapeHtml(path.join(store.root, store.preset))}</code>; tfjs backend(s): ` +
+        `${escapeHtml(backends || 'n/a')}.`,
     'Every number on this page is computed from that folder (summary.json and metrics.jsonl of each run).',
   ];
   if (store.incomplete.length) items.push(`Not finished (left out): ${escapeHtml(store.incomplete.join(', '))}.`);
-  if (store.unknown.length) items.push(`Folders naming no registered config (ignored): ${escapeHtml(store.unknown.join(', '))}.`);
+  if (store.unknown.length) items.push(`Folders naming no registered config (ignored): ` +
+    `${escapeHtml(store.unknown.join(', '))}.`);
   return `<ul>${items.map((i) => `<li>${i}</li>`).join('')}</ul>`;
 }
 
@@ -130,7 +144,8 @@ export function examplesMarkdown(store: ResultsStore): string {
     const run = `${e.spec.name} seed ${s.seed}`;
     parts.push(`## ${e.spec.label} (${run})`, ...ex.map((x) => exampleMarkdown(x, run)));
   }
-  return parts.length ? ['# Example messages of the RL runs, one per structural state', '', ...parts].join('\n\n') + '\n' : '';
+  return parts.length ? ['# Example messages of the RL runs, one per structural state', '', ...parts].join('\n\n') +
+    '\n' : '';
 }
 
 /** Rebuild the report of `preset` into `outDir`. Throws when the store has no finished run. */
@@ -181,7 +196,8 @@ export async function buildReport(preset: string, outDir: string, opts: BuildOpt
 
   let pngNote: string | undefined;
   if (opts.png !== false) {
-    const jobs = figures.filter((f) => f.png).map((f) => ({ file: path.join(outDir, 'figures', `${f.slug}.png`), figure: f.figure }));
+    const jobs = figures.filter((f) => f.png).map((f) => ({ file: path.join(outDir, 'figures', `${f.slug}.png`),
+      figure: f.figure }));
     const res = await renderPngs(jobs);
     files.push(...res.written);
     pngNote = res.note;

@@ -40,7 +40,10 @@ export function loadRegimeStores(root: string, preset = DOCS_PRESET): RegimeStor
   return REGIMES.map((r) => ({ regime: r, label: r, store: loadResults(getPreset(preset, r).store, root) }));
 }
 
-/** Every table of one store's report, in report order (as build.ts writes them): Tables 1 and 2 always, others when present. */
+/**
+ * Every table of one store's report, in report order (as build.ts writes them): Tables 1 and 2 always, others when
+ * present.
+ */
 export function storeTables(store: ResultsStore): ReportTable[] {
   const out = [accuracyTable(store), oodTable(store)];
   if (byGroup(store, 'lr-sweep').length) out.push(lrTable(store));
@@ -68,16 +71,21 @@ function readCalibration(dir: string): Calibration | null {
 
 /** The two bases and their stores: what each regime starts from and how much of its study has run. */
 export function regimesTable(stores: RegimeStore[]): string {
-  const lines = ['| regime | base checkpoint | greedy ID | tool syntax | sampled success | mixed groups | prompts x rollouts per RL step | runs finished | run time (sum) |',
+  const lines =
+    ['| regime | base checkpoint | greedy ID | tool syntax | sampled success | mixed groups | prompts x rollouts ' +
+    'per RL step | runs finished | run time (sum) |',
     '| :--- | :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |'];
   for (const s of stores) {
     const r = getRegime(s.regime);
     const p = getPreset(DOCS_PRESET, s.regime);
     const cal = readCalibration(r.base);
     const runs = s.store.experiments.reduce((a, e) => a + e.seeds.length, 0);
-    const seconds = s.store.experiments.reduce((a, e) => a + e.seeds.reduce((b, x) => b + (x.summary.seconds ?? 0), 0), 0);
-    lines.push(`| ${s.label} | \`${r.base}\` | ${pct(cal?.greedy?.id)} | ${pct(cal?.greedy?.toolSyntax)} | ${pct(cal?.sampled?.success)} | ` +
-      `${pct(cal?.sampled?.mixedGroups)} | ${p.promptsPerStep} x 8 | ${runs} | ${runs ? formatDuration(seconds) : '—'} |`);
+    const seconds = s.store.experiments.reduce((a, e) => a + e.seeds.reduce((b, x) => b + (x.summary.seconds ?? 0), 0),
+      0);
+    lines.push(`| ${s.label} | \`${r.base}\` | ${pct(cal?.greedy?.id)} | ${pct(cal?.greedy?.toolSyntax)} | ` +
+      `${pct(cal?.sampled?.success)} | ` +
+      `${pct(cal?.sampled?.mixedGroups)} | ${p.promptsPerStep} x 8 | ${runs} | ` +
+        `${runs ? formatDuration(seconds) : '—'} |`);
   }
   return lines.join('\n');
 }
@@ -98,11 +106,13 @@ export function headlineRows(stores: RegimeStore[]): Record<string, string>[] {
   }
   return names.map((n) => {
     const paper = PAPER_ROWS[n]?.average;
-    const row: Record<string, string> = { method: labels.get(n) as string, paper: paper === undefined ? '—' : paper.toFixed(2) };
+    const row: Record<string, string> = { method: labels.get(n) as string,
+      paper: paper === undefined ? '—' : paper.toFixed(2) };
     for (const s of stores) {
       const e = s.store.experiments.find((x) => x.spec.name === n);
       const v = (e?.seeds ?? []).map((x) => idAverage(x.summary)).filter((x): x is number => x !== undefined);
-      row[`${s.label} (seeds)`] = v.length ? `${(100 * v.reduce((a, b) => a + b, 0) / v.length).toFixed(1)} (${v.length})` : '—';
+      row[`${s.label} (seeds)`] = v.length ?
+        `${(100 * v.reduce((a, b) => a + b, 0) / v.length).toFixed(1)} (${v.length})` : '—';
     }
     return row;
   });
@@ -120,8 +130,10 @@ export function headlineTable(stores: RegimeStore[]): string {
 /** The verdicts only (the evidence is in docs/results.md). */
 function verdictTable(stores: RegimeStore[]): string {
   const per = stores.map((s) => findings(s.store));
-  const lines = [`| # | the paper's claim | ${stores.map((s) => s.label).join(' | ')} |`, `| :--- | :--- | ${stores.map(() => ':---').join(' | ')} |`];
-  per[0].forEach((f, i) => lines.push(`| ${f.id} | ${mdCell(f.claim)} | ${per.map((p) => `**${p[i].verdict}**`).join(' | ')} |`));
+  const lines = [`| # | the paper's claim | ${stores.map((s) => s.label).join(' | ')} |`,
+    `| :--- | :--- | ${stores.map(() => ':---').join(' | ')} |`];
+  per[0].forEach((f, i) =>
+    lines.push(`| ${f.id} | ${mdCell(f.claim)} | ${per.map((p) => `**${p[i].verdict}**`).join(' | ')} |`));
   return lines.join('\n');
 }
 
@@ -130,14 +142,17 @@ export function resultsMarkdown(stores: RegimeStore[]): string {
   const parts = [
     '# Results',
     '',
-    `Written by \`npx toolrl report --docs\` from the committed stores ${stores.map((s) => `\`data/results/${s.store.preset}\``).join(' and ')}; ` +
-      'do not edit by hand. Each store is one regime (lib/experiments/registry/regimes.ts): the same study from a different base.',
+    `Written by \`npx toolrl report --docs\` from the committed stores ` +
+      `${stores.map((s) => `\`data/results/${s.store.preset}\``).join(' and ')}; ` +
+      'do not edit by hand. Each store is one regime (lib/experiments/registry/regimes.ts): the same study from a ' +
+        'different base.',
     '',
     '## The two regimes',
     '',
     regimesTable(stores),
     '',
-    'Base figures from each checkpoint\'s `calibration.json` (`toolrl calibrate`); tool syntax = healthy calls among the greedy ' +
+    'Base figures from each checkpoint\'s `calibration.json` (`toolrl calibrate`); tool syntax = healthy calls ' +
+      'among the greedy ' +
       'ID messages that try to call a tool. Run time = the finished runs\' own timings added up (two run at a time).',
     '',
     '## Findings F1-F7',
@@ -145,7 +160,8 @@ export function resultsMarkdown(stores: RegimeStore[]): string {
     toMarkdown(findingsTable(stores.map((s) => ({ label: s.label, store: s.store })))),
     '## The collapse this lab has',
     '',
-    'What the collapsed policies write (lib/report/tables/anatomy.ts, from the committed rollouts-sample.jsonl), against the paper\'s ' +
+    'What the collapsed policies write (lib/report/tables/anatomy.ts, from the committed rollouts-sample.jsonl), ' +
+      'against the paper\'s ' +
       'signature: a bare `<tool_call>` in 87% of the messages. Every collapsed run, with its modes, is in the table ' +
       '"How each run collapsed" of each regime below.',
     '',
@@ -155,7 +171,8 @@ export function resultsMarkdown(stores: RegimeStore[]): string {
     '',
     headlineTable(stores),
     '',
-    `paper = ${PAPER_SOURCE}; percent; (n) = seeds. Per category, intervals and paired differences: Table 1 of each regime below.`,
+    `paper = ${PAPER_SOURCE}; percent; (n) = seeds. Per category, intervals and paired differences: Table 1 of each ` +
+      `regime below.`,
     '',
   ];
   for (const s of stores) {
@@ -180,7 +197,8 @@ export function readmeBlock(stores: RegimeStore[]): string {
     '',
     headlineTable(stores),
     '',
-    `ID average (percent, mean over seeds), full preset; paper = ${PAPER_SOURCE}. Evidence, intervals and every table: ` +
+    `ID average (percent, mean over seeds), full preset; paper = ${PAPER_SOURCE}. Evidence, intervals and every ` +
+      `table: ` +
       '[docs/results.md](docs/results.md).',
     '',
     RESULTS_END,

@@ -14,7 +14,8 @@
  * at 1e-6 (ets, SFT lr low) only the average is known (3.50 + 13.75 = 17.25).
  */
 
-export const PAPER_SOURCE = 'the paper\'s Tables 1 and 2 (Qwen2.5-1.5B-Instruct; as reported in secondary notes of arXiv 2606.26027)';
+export const PAPER_SOURCE =
+  'the paper\'s Tables 1 and 2 (Qwen2.5-1.5B-Instruct; as reported in secondary notes of arXiv 2606.26027)';
 
 export interface PaperRow {
   /** The paper's row name. */
@@ -30,18 +31,22 @@ export interface PaperRow {
 
 /** Config name -> the paper's row for the method it mirrors. */
 export const PAPER_ROWS: Record<string, PaperRow> = {
-  'base-model': { row: 'Vanilla (base)', perCategory: { base: 4, miss_func: 5, miss_param: 1, long_context: 4 }, average: 3.5,
+  'base-model': { row: 'Vanilla (base)', perCategory: { base: 4, miss_func: 5, miss_param: 1, long_context: 4 },
+    average: 3.5,
     formatContentOod: 26.0, contentOod: 31.6 },
   'fcl-sft': { row: 'SFT(BFCL)', formatContentOod: 0.0, contentOod: 24.1 },
   'vanilla-rl': { row: 'GRPO', perCategory: { base: 0, miss_func: 0, miss_param: 0, long_context: 0 }, average: 0.0,
     formatContentOod: 24.75, contentOod: 0.0 },
-  'fcl-sft-rl': { row: 'SFT(BFCL)+RL', perCategory: { base: 21, miss_func: 22, miss_param: 19, long_context: 7 }, average: 17.25 },
-  'ace-sft-rl': { row: 'SFT(ToolACE)+RL', perCategory: { base: 23, miss_func: 23, miss_param: 13, long_context: 10 }, average: 17.25 },
+  'fcl-sft-rl': { row: 'SFT(BFCL)+RL', perCategory: { base: 21, miss_func: 22, miss_param: 19, long_context: 7 },
+    average: 17.25 },
+  'ace-sft-rl': { row: 'SFT(ToolACE)+RL', perCategory: { base: 23, miss_func: 23, miss_param: 13, long_context: 10 },
+    average: 17.25 },
   ops: { row: 'OPS', perCategory: { base: 1, miss_func: 3, miss_param: 1, long_context: 1 }, average: 1.5,
     formatContentOod: 25.75, contentOod: 23.2 },
   hbg: { row: 'HBG', perCategory: { base: 0, miss_func: 0, miss_param: 0, long_context: 0 }, average: 0.0,
     formatContentOod: 22.5, contentOod: 0.0 },
-  'ets-difflr': { row: 'ETS (SFT lr 1e-5)', perCategory: { base: 26, miss_func: 25, miss_param: 16, long_context: 13 }, average: 20.0,
+  'ets-difflr': { row: 'ETS (SFT lr 1e-5)', perCategory: { base: 26, miss_func: 25, miss_param: 16, long_context: 13 },
+    average: 20.0,
     formatContentOod: 8.75, contentOod: 21.6 },
   ets: { row: 'ETS (SFT lr 1e-6)', average: 17.25 },
   prs: { row: 'PRS', perCategory: { base: 31, miss_func: 25, miss_param: 26, long_context: 21 }, average: 25.75,
@@ -51,7 +56,8 @@ export const PAPER_ROWS: Record<string, PaperRow> = {
 /** Notes under Table 1 and Table 2. */
 export const PAPER_NOTES = {
   table1: `paper = ${PAPER_SOURCE}: average (base / miss_func / miss_param / long_context). A reference, not a target.`,
-  table2: 'paper = ACEBench averages: format+content-OOD is ACEBench\'s own call format (here the held-out family in the ' +
+  table2: 'paper = ACEBench averages: format+content-OOD is ACEBench\'s own call format (here the held-out family ' +
+    'in the ' +
     'python-list syntax), content-OOD the Qwen <tool_call> format (here the held-out family in tagged JSON).',
 };
 

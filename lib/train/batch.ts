@@ -111,7 +111,10 @@ export function sharedPrefixLength(seqs: { ids: number[]; lossMask: number[] }[]
   return Math.max(P, 0);
 }
 
-/** The prefixes of G groups, right-padded with token 0: ids [G, P] int32 (P = the longest, at least 1) and their lengths. */
+/**
+ * The prefixes of G groups, right-padded with token 0: ids [G, P] int32 (P = the longest, at least 1) and their
+ * lengths.
+ */
 export interface SharedPrefixes {
   ids: tf.Tensor2D;
   lens: number[];

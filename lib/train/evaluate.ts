@@ -53,7 +53,8 @@ export function summarizeTrajectories(trajs: Trajectory[]): EvalResult {
 }
 
 /** Greedy rollouts of every task, in batches; returns the summary (and trajectories when asked). */
-export function evaluateModel(model: GPT, tokenizer: Tokenizer, tasks: Task[], opts: EvalOptions = {}): EvalResult & { trajectories?: Trajectory[] } {
+export function evaluateModel(model: GPT, tokenizer: Tokenizer, tasks: Task[],
+  opts: EvalOptions = {}): EvalResult & { trajectories?: Trajectory[] } {
   const batchSize = opts.batchSize ?? 64;
   const syntax = opts.syntax ?? 'json';
   const all: Trajectory[] = [];

@@ -104,7 +104,8 @@ export class AdamW {
     for (const [name, g] of list) {
       const p = this.params.get(name);
       if (p === undefined) throw new Error(`AdamW.step: gradient for unknown parameter "${name}"`);
-      if (g.size !== p.size) throw new Error(`AdamW.step: gradient "${name}" has shape [${g.shape}], parameter has [${p.shape}]`);
+      if (g.size !== p.size) throw new Error(`AdamW.step: gradient "${name}" has shape [${g.shape}], parameter has ` +
+        `[${p.shape}]`);
     }
     const gradNorm = globalNorm(list.map(([, g]) => g));
     if (!Number.isFinite(gradNorm)) throw new Error(`AdamW.step: gradient norm is ${gradNorm} (NaN/Inf in gradients)`);
@@ -151,12 +152,14 @@ export class AdamW {
         const target = dst.get(name)!;
         if (data === undefined) throw new Error(`AdamW.setState: state lacks ${which} for parameter "${name}"`);
         if (data.length !== target.size) {
-          throw new Error(`AdamW.setState: ${which}["${name}"] has ${data.length} values, parameter has ${target.size}`);
+          throw new Error(`AdamW.setState: ${which}["${name}"] has ${data.length} values, parameter has ` +
+            `${target.size}`);
         }
         tf.tidy(() => target.assign(tf.tensor(data, target.shape, 'float32')));
       }
     }
-    if (!Number.isInteger(state.stepCount) || state.stepCount < 0) throw new Error(`AdamW.setState: bad stepCount ${state.stepCount}`);
+    if (!Number.isInteger(state.stepCount) ||
+      state.stepCount < 0) throw new Error(`AdamW.setState: bad stepCount ${state.stepCount}`);
     this.t = state.stepCount;
   }
 

@@ -105,12 +105,18 @@ interface Placed {
 export type GRPOMetric = { phase: 'grpo' } & Placed & GRPOStepRecord;
 export type SFTMetric = { phase: 'sft' } & Placed & SFTStepRecord;
 /** The greedy validation after an SFT epoch. */
-export type SFTValMetric = { phase: 'sft-val'; epoch: number; valAccuracy: number; valHealthyCall: number; valFullCollapse: number }
+export type SFTValMetric =
+  { phase: 'sft-val'; epoch: number; valAccuracy: number; valHealthyCall: number; valFullCollapse: number }
   & Placed & PerCategoryAccuracy;
 /** A scheduled SFT phase of an interleaved scheme (ETS / PRS) and the data it got. */
-export type InterleaveMetric = { phase: 'interleave'; source: 'ets' | 'prs'; failedTasks: number; samples: number } & Placed;
-/** An SFT phase the collapse guard started, with the instruments that triggered it (fullCollapse: the control-collapse share). */
-export type GuardMetric = { phase: 'guard'; step: number; pImEnd: number; pJsonOpen: number; fullCollapse: number; failedTasks: number } & Placed;
+export type InterleaveMetric =
+  { phase: 'interleave'; source: 'ets' | 'prs'; failedTasks: number; samples: number } & Placed;
+/**
+ * An SFT phase the collapse guard started, with the instruments that triggered it (fullCollapse: the control-collapse
+ * share).
+ */
+export type GuardMetric = { phase: 'guard'; step: number; pImEnd: number; pJsonOpen: number; fullCollapse: number;
+  failedTasks: number } & Placed;
 
 /** A line of metrics.jsonl. */
 export type MetricRecord = GRPOMetric | SFTMetric | SFTValMetric | InterleaveMetric | GuardMetric;
@@ -134,7 +140,10 @@ export function numberField(r: MetricRecord, key: string): number | undefined {
   return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
 }
 
-/** The x of a record on the study's one step axis: its global step, or its RL step for records written before global steps existed. */
+/**
+ * The x of a record on the study's one step axis: its global step, or its RL step for records written before global
+ * steps existed.
+ */
 export function stepOf(r: MetricRecord): number | undefined {
   return numberField(r, 'globalStep') ?? numberField(r, 'step');
 }

@@ -94,7 +94,8 @@ export function rollout(model: GPT, tokenizer: Tokenizer, episodes: Episode[], o
   };
   const rows = episodes.map((ep, i) => new RolloutRow(ep, ctx, opts.scripts ? opts.scripts[i] : undefined));
 
-  const { cache, logits: read } = readPrompts(model, rows, cfg.readChunk, cfg.sharePrompts); // K / V per layer for rows.length rows
+  // K / V per layer for rows.length rows
+  const { cache, logits: read } = readPrompts(model, rows, cfg.readChunk, cfg.sharePrompts);
   let ready = read; // the next pass's logits when readPrompts already made them
   // cacheRows[c] = the episode in cache row c; finished episodes leave the cache (KVCache.retain)
   let cacheRows = rows.map((_, i) => i);
@@ -110,7 +111,8 @@ export function rollout(model: GPT, tokenizer: Tokenizer, episodes: Episode[], o
       let logitsT = ready; // [R, V]: next-token logits after each row's last token read
       ready = null;
       if (logitsT === null) {
-        const inputs = cacheRows.map((i) => (rows[i].live ? rows[i].pending.splice(0, chunk) : [])); // [R][<= chunk] token ids
+        // [R][<= chunk] token ids
+        const inputs = cacheRows.map((i) => (rows[i].live ? rows[i].pending.splice(0, chunk) : []));
         logitsT = model.append(cache, inputs);
       }
       const logits = logitsT.dataSync() as Float32Array; // row c at c * V
@@ -148,7 +150,8 @@ export function rollout(model: GPT, tokenizer: Tokenizer, episodes: Episode[], o
  * positions are then what its own passes would have made; it keeps the rest of its prompt in `pending`, and the
  * logits [R, V] of that last pass are returned for `rollout` to sample from (null when nothing was shared).
  */
-function readPrompts(model: GPT, rows: RolloutRow[], chunk: number, share: boolean): { cache: KVCache; logits: tf.Tensor2D | null } {
+function readPrompts(model: GPT, rows: RolloutRow[], chunk: number,
+  share: boolean): { cache: KVCache; logits: tf.Tensor2D | null } {
   if (!share) return { cache: model.createCache(rows.length), logits: null }; // the loop reads every prompt
   const distinct = new Map<string, number>(); // prompt -> its row in the reading cache
   const prompts: number[][] = [];

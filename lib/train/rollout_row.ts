@@ -63,7 +63,8 @@ export class RolloutRow {
     const tok = ctx.tokenizer;
     this.imEnd = tok.id(IM_END);
     const read = tok.encode(renderConversation(ep.initialMessages()) + ASSISTANT_PREFIX); // what the model reads
-    const prompt = ep.hint === undefined ? read : tok.encode(renderConversation(ep.unhintedMessages()) + ASSISTANT_PREFIX);
+    const prompt = ep.hint === undefined ? read : tok.encode(renderConversation(ep.unhintedMessages()) +
+      ASSISTANT_PREFIX);
     this.unrecorded = read.length - prompt.length;
     this.traj = {
       taskId: ep.task.id, category: ep.task.category,
@@ -99,9 +100,11 @@ export class RolloutRow {
     const ctx = this.ctx;
     const vocab = ctx.tokenizer.size;
     const forbidden = ctx.logitMask ? ctx.logitMask(row, this.message) : null;
-    if (ctx.pipeline.bf16Sampler) [logits, offset] = [roundLogits(logits, offset, vocab), 0]; // what a bf16 engine samples from
+    // what a bf16 engine samples from
+    if (ctx.pipeline.bf16Sampler) [logits, offset] = [roundLogits(logits, offset, vocab), 0];
     if (this.atProbe()) {
-      this.traj.probeReads.push({ index: this.traj.ids.length, ...readProbs(logits, offset, vocab, ctx.probeRead!.tokens) });
+      this.traj.probeReads.push({ index: this.traj.ids.length,
+        ...readProbs(logits, offset, vocab, ctx.probeRead!.tokens) });
     }
     const s = sampleToken(logits, offset, vocab, ctx.sampling, ctx.rng, forbidden);
     this.record(s.token, 1, s.logProb, 0, s.entropy);
@@ -150,7 +153,8 @@ export class RolloutRow {
       // drop the record from where the encoding departs (a sampled <|im_end|> with it), write the encoding as the
       // policy's own tokens, and let the trainer score them (their sampler log-probs are not theirs)
       const keep = this.messageStart + same;
-      for (const a of [this.traj.ids, this.traj.lossMask, this.traj.sampleLogProbs, this.traj.sampleEntropies, this.traj.offPolicy]) {
+      for (const a of [this.traj.ids, this.traj.lossMask, this.traj.sampleLogProbs, this.traj.sampleEntropies,
+        this.traj.offPolicy]) {
         a.length = keep;
       }
       this.traj.probeReads = this.traj.probeReads.filter((r) => r.index < keep);
@@ -184,7 +188,8 @@ export class RolloutRow {
 
   private atProbe(): boolean {
     const prefix = this.ctx.probeRead?.prefix;
-    return prefix !== undefined && this.message.length === prefix.length && this.message.every((t, i) => t === prefix[i]);
+    return prefix !== undefined && this.message.length === prefix.length &&
+      this.message.every((t, i) => t === prefix[i]);
   }
 
   /** Emit the script's next message as off-policy tokens (trained, but never sampled). */
@@ -204,7 +209,8 @@ export class RolloutRow {
     // the environment reads the message as text; the paper's pipeline decodes it with the special tokens skipped (E2)
     const content = ctx.tokenizer.decode(this.message, { skipSpecial: ctx.pipeline.retokenize && !scripted });
     const mode = messageMode(content, ctx.syntax);
-    this.traj.messages.push({ content, mode, state: stateOfMode(mode), start: this.messageStart, end: this.traj.ids.length, scripted });
+    this.traj.messages.push({ content, mode, state: stateOfMode(mode), start: this.messageStart,
+      end: this.traj.ids.length, scripted });
     const tEnv = performance.now();
     const step = this.ep.step(content);
     ctx.counters.messages++;

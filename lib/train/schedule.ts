@@ -18,7 +18,8 @@ export type LrSchedule = (step: number) => number;
  */
 export function constantWithWarmup(lr: number, warmupSteps: number): LrSchedule {
   checkLr(lr);
-  if (!Number.isInteger(warmupSteps) || warmupSteps < 0) throw new Error(`constantWithWarmup: warmupSteps must be an integer >= 0, got ${warmupSteps}`);
+  if (!Number.isInteger(warmupSteps) ||
+    warmupSteps < 0) throw new Error(`constantWithWarmup: warmupSteps must be an integer >= 0, got ${warmupSteps}`);
   return (step: number) => (step < warmupSteps ? (lr * (step + 1)) / warmupSteps : lr);
 }
 
@@ -28,8 +29,10 @@ export function constantWithWarmup(lr: number, warmupSteps: number): LrSchedule 
  */
 export function cosineWithWarmup(lr: number, totalSteps: number, warmupRatio: number): LrSchedule {
   checkLr(lr);
-  if (!Number.isInteger(totalSteps) || totalSteps < 1) throw new Error(`cosineWithWarmup: totalSteps must be an integer >= 1, got ${totalSteps}`);
-  if (!(warmupRatio >= 0 && warmupRatio <= 1)) throw new Error(`cosineWithWarmup: warmupRatio must be in [0, 1], got ${warmupRatio}`);
+  if (!Number.isInteger(totalSteps) ||
+    totalSteps < 1) throw new Error(`cosineWithWarmup: totalSteps must be an integer >= 1, got ${totalSteps}`);
+  if (!(warmupRatio >= 0 &&
+    warmupRatio <= 1)) throw new Error(`cosineWithWarmup: warmupRatio must be in [0, 1], got ${warmupRatio}`);
   const W = Math.round(warmupRatio * totalSteps);
   return (step: number) => {
     if (step < W) return (lr * (step + 1)) / W;

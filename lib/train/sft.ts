@@ -73,11 +73,13 @@ export interface SFTResult {
  */
 export function trainedCrossEntropy(model: GPT, batch: PaddedBatch): tf.Scalar {
   if (batch.targetCount === 0) return tf.scalar(0);
-  return tf.tidy(() => tf.neg(tf.mean(rowLogProbs(model.forwardAt(batch.inputs, batch.trained), batch.trainedTargets))) as tf.Scalar);
+  return tf.tidy(() => tf.neg(tf.mean(rowLogProbs(model.forwardAt(batch.inputs, batch.trained),
+    batch.trainedTargets))) as tf.Scalar);
 }
 
 /** One SFT loss + update on a padded batch; returns the loss and pre-clip gradient norm. */
-export function sftStep(model: GPT, opt: AdamW, seqs: TrainingSequence[], lr: number, maxLen: number): { loss: number; gradNorm: number; tokens: number } {
+export function sftStep(model: GPT, opt: AdamW, seqs: TrainingSequence[], lr: number,
+  maxLen: number): { loss: number; gradNorm: number; tokens: number } {
   const batch = padBatch(seqs, Math.min(maxLen, model.config.blockSize));
   try {
     const { value, grads } = computeGrads(model.params(), () => trainedCrossEntropy(model, batch));
@@ -99,7 +101,8 @@ export function sftStep(model: GPT, opt: AdamW, seqs: TrainingSequence[], lr: nu
  * Train `model` in place on `data`, giving the event loop a turn after every step (lib/util/yield.ts).
  * Rejects, naming the step, if the loss turns NaN/Inf.
  */
-export async function trainSFT(model: GPT, data: TrainingSequence[], config: Partial<SFTConfig> = {}, hooks: SFTHooks = {}): Promise<SFTResult> {
+export async function trainSFT(model: GPT, data: TrainingSequence[], config: Partial<SFTConfig> = {},
+  hooks: SFTHooks = {}): Promise<SFTResult> {
   const cfg: SFTConfig = { ...defaultSFTConfig, ...config };
   if (data.length === 0) throw new Error('trainSFT: no training sequences');
   const rng = new Rng(cfg.seed);
@@ -131,7 +134,8 @@ export async function trainSFT(model: GPT, data: TrainingSequence[], config: Par
         lastLoss = res.loss;
         emaLoss = Number.isNaN(emaLoss) ? res.loss : 0.9 * emaLoss + 0.1 * res.loss;
         const tokensPerS = tokens / Math.max(1e-3, (Date.now() - t0) / 1000);
-        const rec: SFTStepRecord = { step, totalSteps, epoch: epoch + 1, loss: res.loss, lr, gradNorm: res.gradNorm, tokensPerS };
+        const rec: SFTStepRecord = { step, totalSteps, epoch: epoch + 1, loss: res.loss, lr, gradNorm: res.gradNorm,
+          tokensPerS };
         hooks.metrics?.log(rec);
         hooks.onStep?.(rec);
         bar.update(step, `loss ${emaLoss.toFixed(3)} | ${Math.round(tokensPerS)} tok/s`);

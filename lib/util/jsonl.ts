@@ -54,7 +54,8 @@ export function parseJsonl<T = unknown>(text: string, file: string, strict = fal
 }
 
 /** Read a JSONL file; `missing` is the error text when it does not exist. */
-export function readJsonl<T = unknown>(file: string, missing = `file not found: ${file}`, strict = false): JsonlRead<T> {
+export function readJsonl<T = unknown>(file: string, missing = `file not found: ${file}`,
+  strict = false): JsonlRead<T> {
   if (!fs.existsSync(file)) throw new Error(missing);
   return parseJsonl<T>(fs.readFileSync(file, 'utf8'), file, strict);
 }

@@ -86,7 +86,8 @@ export function acquireLock(dir: string, what = 'folder'): () => void {
       continue;
     }
     try {
-      writing(file, () => fs.writeSync(fd, JSON.stringify({ pid: process.pid, started: new Date().toISOString() } as LockInfo) + '\n'));
+      writing(file, () => fs.writeSync(fd, JSON.stringify({ pid: process.pid,
+        started: new Date().toISOString() } as LockInfo) + '\n'));
     } catch (e) {
       fs.closeSync(fd);
       fs.rmSync(file, { force: true });

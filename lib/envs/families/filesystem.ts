@@ -123,7 +123,9 @@ export class FileSystem extends ApiFamily<FsState> {
     if (opts.long) {
       const big = root[folders[0]] as Dir;
       const target = rng.int(25, 40);
-      while (Object.keys(big).length < target) big[`${rng.pick(FILE_STEMS)}_${rng.int(1, 99)}.${rng.pick(FILE_EXTS)}`] = rng.pick(FILE_TEXTS);
+      while (Object.keys(big).length < target) {
+        big[`${rng.pick(FILE_STEMS)}_${rng.int(1, 99)}.${rng.pick(FILE_EXTS)}`] = rng.pick(FILE_TEXTS);
+      }
     }
     return { cwd: [], root };
   }

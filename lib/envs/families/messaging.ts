@@ -50,7 +50,8 @@ export class Messaging extends ApiFamily<MsgState> {
       case 'search_messages': {
         const k = (a.keyword as string).toLowerCase();
         if (k.trim() === '') throw new ApiError('keyword is empty');
-        return { results: s.inbox.filter((m) => m.text.toLowerCase().includes(k)).map((m) => ({ id: m.id, sender: m.sender, text: m.text })) };
+        return { results: s.inbox.filter((m) => m.text.toLowerCase().includes(k)).map((m) =>
+          ({ id: m.id, sender: m.sender, text: m.text })) };
       }
       case 'add_contact': {
         const n = a.name as string;

@@ -61,7 +61,8 @@ export class Trading extends ApiFamily<TradeState> {
       case 'get_balance':
         return { balance: s.balance };
       case 'get_order_history':
-        return { orders: s.orders.map((o) => ({ id: o.id, symbol: o.symbol, side: o.side, amount: o.amount, status: o.status })) };
+        return { orders: s.orders.map((o) => ({ id: o.id, symbol: o.symbol, side: o.side, amount: o.amount,
+          status: o.status })) };
     }
     throw new ApiError(`unknown function ${name}`);
   }
@@ -74,7 +75,8 @@ export class Trading extends ApiFamily<TradeState> {
     let id = rng.int(100, 900);
     const n = opts.long ? rng.int(12, 18) : rng.int(0, 2);
     for (let i = 0; i < n; i++) {
-      orders.push({ id: id++, symbol: rng.pick(SYMBOLS), side: rng.pick(['buy', 'sell']), amount: rng.int(1, 20), status: rng.pick(['open', 'filled', 'cancelled']) });
+      orders.push({ id: id++, symbol: rng.pick(SYMBOLS), side: rng.pick(['buy', 'sell']), amount: rng.int(1, 20),
+        status: rng.pick(['open', 'filled', 'cancelled']) });
     }
     return { balance: rng.int(20, 90) * 100, prices, orders, next_id: id };
   }

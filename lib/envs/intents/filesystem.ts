@@ -32,12 +32,16 @@ export const FS_INTENTS: Intent<FsState>[] = [
       const fs = folders(d);
       if (!fs.length) return null;
       // long_context: the folder with the most items gives the longest `ls` observation.
-      const f = c.long ? fs.slice().sort((a, b) => Object.keys(d[b] as Dir).length - Object.keys(d[a] as Dir).length)[0] : c.rng.pick(fs);
+      const f = c.long ? fs.slice().sort((a, b) => Object.keys(d[b] as Dir).length -
+        Object.keys(d[a] as Dir).length)[0] : c.rng.pick(fs);
       return {
         calls: [call('cd', { folder: f }), call('ls')],
-        text: say(c.rng, ['go into the {f} folder and show me what is inside.', 'open {f} and list its files.', 'what is in the {f} folder? Go there and list it.', 'move into {f}, then list everything there.', 'switch to {f} and tell me which files it has.'], { f }),
+        text: say(c.rng, ['go into the {f} folder and show me what is inside.', 'open {f} and list its files.',
+          'what is in the {f} folder? Go there and list it.', 'move into {f}, then list everything there.',
+          'switch to {f} and tell me which files it has.'], { f }),
         miss: {
-          text: say(c.rng, ['go into a folder and list what is inside.', 'open a folder for me and list its files.', 'list the files of one of my folders.']),
+          text: say(c.rng, ['go into a folder and list what is inside.', 'open a folder for me and list its files.',
+            'list the files of one of my folders.']),
           supply: say(c.rng, ['the folder is {f}.', 'I mean the {f} folder.', 'use {f}.'], { f }),
         },
       };
@@ -50,8 +54,10 @@ export const FS_INTENTS: Intent<FsState>[] = [
       if (!n) return null;
       return {
         calls: [call('mkdir', { folder: n })],
-        text: say(c.rng, ['make a new folder named {n}.', 'create a folder called {n}.', 'I need a new folder, {n}.'], { n }),
-        miss: { text: say(c.rng, ['make a new folder for me.', 'create a new folder here.']), supply: say(c.rng, ['call it {n}.', 'the folder name is {n}.'], { n }) },
+        text: say(c.rng, ['make a new folder named {n}.', 'create a folder called {n}.', 'I need a new folder, {n}.'],
+          { n }),
+        miss: { text: say(c.rng, ['make a new folder for me.', 'create a new folder here.']),
+          supply: say(c.rng, ['call it {n}.', 'the folder name is {n}.'], { n }) },
       };
     },
   },
@@ -64,7 +70,8 @@ export const FS_INTENTS: Intent<FsState>[] = [
       return {
         calls: [call('cat', { file_name: n })],
         text: say(c.rng, ['show me what {n} says.', 'read {n} for me.', 'what is written in {n}?'], { n }),
-        miss: { text: say(c.rng, ['read a file for me.', 'show me what one of my files says.']), supply: say(c.rng, ['the file is {n}.', 'I mean {n}.'], { n }) },
+        miss: { text: say(c.rng, ['read a file for me.', 'show me what one of my files says.']),
+          supply: say(c.rng, ['the file is {n}.', 'I mean {n}.'], { n }) },
       };
     },
   },
@@ -78,7 +85,8 @@ export const FS_INTENTS: Intent<FsState>[] = [
       const n = c.rng.pick(files(d[f] as Dir));
       return {
         calls: [call('cd', { folder: f }), call('cat', { file_name: n })],
-        text: say(c.rng, ['open {n} in the {f} folder.', 'go to {f} and read {n}.', 'what does {n} in {f} say?'], { f, n }),
+        text: say(c.rng, ['open {n} in the {f} folder.', 'go to {f} and read {n}.', 'what does {n} in {f} say?'],
+          { f, n }),
       };
     },
   },
@@ -92,8 +100,10 @@ export const FS_INTENTS: Intent<FsState>[] = [
       const n = c.rng.pick(fl);
       return {
         calls: [call('mv', { source: n, destination: m })],
-        text: say(c.rng, ['rename {n} to {m}.', 'change the name of {n} to {m}.', 'give {n} the new name {m}.'], { n, m }),
-        miss: { text: say(c.rng, ['rename {n} for me.', 'give {n} a new name.'], { n }), supply: say(c.rng, ['the new name is {m}.', 'call it {m}.'], { m }) },
+        text: say(c.rng, ['rename {n} to {m}.', 'change the name of {n} to {m}.', 'give {n} the new name {m}.'],
+          { n, m }),
+        miss: { text: say(c.rng, ['rename {n} for me.', 'give {n} a new name.'], { n }),
+          supply: say(c.rng, ['the new name is {m}.', 'call it {m}.'], { m }) },
       };
     },
   },
@@ -110,7 +120,8 @@ export const FS_INTENTS: Intent<FsState>[] = [
       return {
         calls: [call('mv', { source: n, destination: f })],
         text: say(c.rng, ['move {n} into the {f} folder.', 'put {n} in {f}.', 'I want {n} inside {f}.'], { n, f }),
-        miss: { text: say(c.rng, ['move {n} into another folder.', 'put {n} somewhere else.'], { n }), supply: say(c.rng, ['put it in {f}.', 'the folder is {f}.'], { f }) },
+        miss: { text: say(c.rng, ['move {n} into another folder.', 'put {n} somewhere else.'], { n }),
+          supply: say(c.rng, ['put it in {f}.', 'the folder is {f}.'], { f }) },
       };
     },
   },
@@ -124,7 +135,8 @@ export const FS_INTENTS: Intent<FsState>[] = [
       const f = c.rng.pick(fl);
       return {
         calls: [call('mkdir', { folder: n }), call('mv', { source: f, destination: n })],
-        text: say(c.rng, ['make a folder called {n} and move {f} into it.', 'create a new folder {n}, then put {f} there.'], { n, f }),
+        text: say(c.rng, ['make a folder called {n} and move {f} into it.',
+          'create a new folder {n}, then put {f} there.'], { n, f }),
       };
     },
   },
@@ -137,7 +149,8 @@ export const FS_INTENTS: Intent<FsState>[] = [
       return {
         calls: [call('rm', { file_name: n })],
         text: say(c.rng, ['delete {n}.', 'remove the file {n}.', 'get rid of {n}, please.'], { n }),
-        miss: { text: say(c.rng, ['delete a file for me.', 'remove one of my files.']), supply: say(c.rng, ['it is {n}.', 'the file is {n}.'], { n }) },
+        miss: { text: say(c.rng, ['delete a file for me.', 'remove one of my files.']),
+          supply: say(c.rng, ['it is {n}.', 'the file is {n}.'], { n }) },
       };
     },
   },
@@ -145,13 +158,15 @@ export const FS_INTENTS: Intent<FsState>[] = [
     name: 'up',
     make(c) {
       if (!c.state.cwd.length) return null;
-      return { calls: [call('cd', { folder: '..' })], text: say(c.rng, ['go back to the parent folder.', 'go up one folder.', 'leave this folder and go back up.']) };
+      return { calls: [call('cd', { folder: '..' })], text: say(c.rng,
+        ['go back to the parent folder.', 'go up one folder.', 'leave this folder and go back up.']) };
     },
   },
   {
     name: 'ls',
     make(c) {
-      return { calls: [call('ls')], text: say(c.rng, ['what is in the current folder?', 'list the files here.', 'show me everything in this folder.']) };
+      return { calls: [call('ls')], text: say(c.rng, ['what is in the current folder?', 'list the files here.',
+        'show me everything in this folder.']) };
     },
   },
 ];

@@ -3,7 +3,8 @@ import { MsgState } from '../families/messaging';
 import { CONTACTS, MESSAGE_TEXTS } from '../pools';
 import { Intent, call, say } from './common';
 
-const SEND = ['send {r} a message saying "{t}".', 'text {r}: "{t}".', 'tell {r} "{t}".', 'please message {r} with "{t}".'];
+const SEND = ['send {r} a message saying "{t}".', 'text {r}: "{t}".', 'tell {r} "{t}".',
+  'please message {r} with "{t}".'];
 
 export const MSG_INTENTS: Intent<MsgState>[] = [
   {
@@ -16,8 +17,10 @@ export const MSG_INTENTS: Intent<MsgState>[] = [
         calls: [call('send_message', { receiver: r, text: t })],
         text: say(c.rng, SEND, { r, t }),
         miss: missText
-          ? { text: say(c.rng, ['send a message to {r}.', 'write to {r} for me.'], { r }), supply: say(c.rng, ['say "{t}".', 'the text is "{t}".'], { t }) }
-          : { text: say(c.rng, ['send the message "{t}".', 'send "{t}" to one of my contacts.'], { t }), supply: say(c.rng, ['send it to {r}.', 'it is for {r}.'], { r }) },
+          ? { text: say(c.rng, ['send a message to {r}.', 'write to {r} for me.'], { r }),
+            supply: say(c.rng, ['say "{t}".', 'the text is "{t}".'], { t }) }
+          : { text: say(c.rng, ['send the message "{t}".', 'send "{t}" to one of my contacts.'], { t }),
+            supply: say(c.rng, ['send it to {r}.', 'it is for {r}.'], { r }) },
       };
     },
   },
@@ -30,7 +33,8 @@ export const MSG_INTENTS: Intent<MsgState>[] = [
       const t = c.rng.pick(MESSAGE_TEXTS);
       return {
         calls: [call('add_contact', { name: n }), call('send_message', { receiver: n, text: t })],
-        text: say(c.rng, ['add {n} as a contact and send them "{t}".', 'save {n} to my contacts, then text them "{t}".'], { n, t }),
+        text: say(c.rng, ['add {n} as a contact and send them "{t}".',
+          'save {n} to my contacts, then text them "{t}".'], { n, t }),
       };
     },
   },
@@ -43,7 +47,8 @@ export const MSG_INTENTS: Intent<MsgState>[] = [
       return {
         calls: [call('add_contact', { name: n })],
         text: say(c.rng, ['add {n} to my contacts.', 'save {n} as a new contact.'], { n }),
-        miss: { text: say(c.rng, ['add a new contact.', 'save a new person to my contacts.']), supply: say(c.rng, ['the name is {n}.', 'it is {n}.'], { n }) },
+        miss: { text: say(c.rng, ['add a new contact.', 'save a new person to my contacts.']),
+          supply: say(c.rng, ['the name is {n}.', 'it is {n}.'], { n }) },
       };
     },
   },
@@ -51,7 +56,8 @@ export const MSG_INTENTS: Intent<MsgState>[] = [
     name: 'inbox',
     long: true,
     make(c) {
-      return { calls: [call('view_inbox')], text: say(c.rng, ['show me my inbox.', 'what messages did I get?', 'check my messages.']) };
+      return { calls: [call('view_inbox')], text: say(c.rng,
+        ['show me my inbox.', 'what messages did I get?', 'check my messages.']) };
     },
   },
   {
@@ -64,7 +70,9 @@ export const MSG_INTENTS: Intent<MsgState>[] = [
       const first = mine.length > 1;
       return {
         calls: [call('view_inbox'), call('delete_message', { message_id: mine[0].id })],
-        text: say(c.rng, first ? ['delete the first message from {s}.', 'remove the first message {s} sent me.'] : ['delete the message from {s}.', 'remove the message {s} sent me.'], { s }),
+        text: say(c.rng, first ? ['delete the first message from {s}.',
+          'remove the first message {s} sent me.'] : ['delete the message from {s}.',
+          'remove the message {s} sent me.'], { s }),
       };
     },
   },
@@ -76,7 +84,8 @@ export const MSG_INTENTS: Intent<MsgState>[] = [
       return {
         calls: [call('delete_message', { message_id: id })],
         text: say(c.rng, ['delete message {id}.', 'remove the message with id {id}.'], { id }),
-        miss: { text: say(c.rng, ['delete one of my messages.', 'remove a message for me.']), supply: say(c.rng, ['the id is {id}.', 'it is message {id}.'], { id }) },
+        miss: { text: say(c.rng, ['delete one of my messages.', 'remove a message for me.']),
+          supply: say(c.rng, ['the id is {id}.', 'it is message {id}.'], { id }) },
       };
     },
   },
@@ -87,8 +96,10 @@ export const MSG_INTENTS: Intent<MsgState>[] = [
       const k = words.length ? c.rng.pick(words) : c.rng.pick(['meeting', 'lunch', 'report']);
       return {
         calls: [call('search_messages', { keyword: k })],
-        text: say(c.rng, ['find messages about {k}.', 'search my messages for "{k}".', 'which messages mention {k}?'], { k }),
-        miss: { text: say(c.rng, ['search my messages for a word.', 'find some messages for me.']), supply: say(c.rng, ['the word is {k}.', 'look for "{k}".'], { k }) },
+        text: say(c.rng, ['find messages about {k}.', 'search my messages for "{k}".', 'which messages mention {k}?'],
+          { k }),
+        miss: { text: say(c.rng, ['search my messages for a word.', 'find some messages for me.']),
+          supply: say(c.rng, ['the word is {k}.', 'look for "{k}".'], { k }) },
       };
     },
   },

@@ -11,8 +11,10 @@ export const REM_INTENTS: Intent<RemState>[] = [
       const time = c.rng.pick(TIMES);
       return {
         calls: [call('add_reminder', { title: t, time })],
-        text: say(c.rng, ['remind me to {t} at {time}.', 'add a reminder "{t}" at {time}.', 'at {time}, remind me to {t}.'], { t, time }),
-        miss: { text: say(c.rng, ['remind me to {t}.', 'add a reminder "{t}".'], { t }), supply: say(c.rng, ['at {time}.', 'the time is {time}.'], { time }) },
+        text: say(c.rng, ['remind me to {t} at {time}.', 'add a reminder "{t}" at {time}.',
+          'at {time}, remind me to {t}.'], { t, time }),
+        miss: { text: say(c.rng, ['remind me to {t}.', 'add a reminder "{t}".'], { t }),
+          supply: say(c.rng, ['at {time}.', 'the time is {time}.'], { time }) },
       };
     },
   },
@@ -57,7 +59,8 @@ export const REM_INTENTS: Intent<RemState>[] = [
       return {
         calls: [call('complete_reminder', { reminder_id: id })],
         text: say(c.rng, ['mark reminder {id} as done.', 'reminder {id} is done.'], { id }),
-        miss: { text: say(c.rng, ['mark a reminder as done.', 'one of my reminders is done.']), supply: say(c.rng, ['it is reminder {id}.', 'the id is {id}.'], { id }) },
+        miss: { text: say(c.rng, ['mark a reminder as done.', 'one of my reminders is done.']),
+          supply: say(c.rng, ['it is reminder {id}.', 'the id is {id}.'], { id }) },
       };
     },
   },
@@ -71,7 +74,8 @@ export const REM_INTENTS: Intent<RemState>[] = [
       return {
         calls: [call('view_reminders'), call('set_reminder_time', { reminder_id: r.id, time })],
         text: say(c.rng, ['move "{t}" to {time}.', 'change the time of "{t}" to {time}.'], { t: r.title, time }),
-        miss: { text: say(c.rng, ['change the time of "{t}".', 'move my "{t}" reminder.'], { t: r.title }), supply: say(c.rng, ['make it {time}.', 'the new time is {time}.'], { time }) },
+        miss: { text: say(c.rng, ['change the time of "{t}".', 'move my "{t}" reminder.'], { t: r.title }),
+          supply: say(c.rng, ['make it {time}.', 'the new time is {time}.'], { time }) },
       };
     },
   },

@@ -16,8 +16,10 @@ export const TRADE_INTENTS: Intent<TradeState>[] = [
       const s = c.rng.pick(SYMBOLS);
       return {
         calls: [call('get_stock_price', { symbol: s })],
-        text: say(c.rng, ['what is the price of {s}?', 'how much is {s} trading at?', 'get me the current {s} price.'], { s }),
-        miss: { text: say(c.rng, ['check a stock price for me.', 'what is the price of a stock?']), supply: say(c.rng, ['the symbol is {s}.', 'I mean {s}.'], { s }) },
+        text: say(c.rng, ['what is the price of {s}?', 'how much is {s} trading at?', 'get me the current {s} price.'],
+          { s }),
+        miss: { text: say(c.rng, ['check a stock price for me.', 'what is the price of a stock?']),
+          supply: say(c.rng, ['the symbol is {s}.', 'I mean {s}.'], { s }) },
       };
     },
   },
@@ -29,8 +31,10 @@ export const TRADE_INTENTS: Intent<TradeState>[] = [
       if (n === null) return null;
       return {
         calls: [call('place_order', { symbol: s, side: 'buy', amount: n })],
-        text: say(c.rng, ['buy {n} shares of {s}.', 'place an order to buy {n} {s} shares.', 'get me {n} shares of {s}.'], { n, s }),
-        miss: { text: say(c.rng, ['buy some shares of {s}.', 'place a buy order for {s}.'], { s }), supply: say(c.rng, ['make it {n} shares.', 'buy {n} of them.'], { n }) },
+        text: say(c.rng, ['buy {n} shares of {s}.', 'place an order to buy {n} {s} shares.',
+          'get me {n} shares of {s}.'], { n, s }),
+        miss: { text: say(c.rng, ['buy some shares of {s}.', 'place a buy order for {s}.'], { s }),
+          supply: say(c.rng, ['make it {n} shares.', 'buy {n} of them.'], { n }) },
       };
     },
   },
@@ -42,7 +46,8 @@ export const TRADE_INTENTS: Intent<TradeState>[] = [
       if (n === null) return null;
       return {
         calls: [call('get_stock_price', { symbol: s }), call('place_order', { symbol: s, side: 'buy', amount: n })],
-        text: say(c.rng, ['check the price of {s}, then buy {n} shares.', 'look up {s} and buy {n} shares of it.'], { s, n }),
+        text: say(c.rng, ['check the price of {s}, then buy {n} shares.', 'look up {s} and buy {n} shares of it.'],
+          { s, n }),
       };
     },
   },
@@ -54,7 +59,8 @@ export const TRADE_INTENTS: Intent<TradeState>[] = [
       return {
         calls: [call('place_order', { symbol: s, side: 'sell', amount: n })],
         text: say(c.rng, ['sell {n} shares of {s}.', 'place an order to sell {n} {s} shares.'], { n, s }),
-        miss: { text: say(c.rng, ['sell some of my {s} shares.', 'place a sell order for {s}.'], { s }), supply: say(c.rng, ['sell {n} of them.', 'make it {n} shares.'], { n }) },
+        miss: { text: say(c.rng, ['sell some of my {s} shares.', 'place a sell order for {s}.'], { s }),
+          supply: say(c.rng, ['sell {n} of them.', 'make it {n} shares.'], { n }) },
       };
     },
   },
@@ -65,7 +71,8 @@ export const TRADE_INTENTS: Intent<TradeState>[] = [
       const last = c.state.orders[c.state.orders.length - 1];
       const initial = c.memo.initial as TradeState | undefined;
       if (!last || last.status !== 'open' || !initial || initial.orders.some((o) => o.id === last.id)) return null;
-      return { calls: [call('cancel_order', { order_id: last.id })], text: say(c.rng, ['cancel that order.', 'actually, cancel the order I just placed.']) };
+      return { calls: [call('cancel_order', { order_id: last.id })],
+        text: say(c.rng, ['cancel that order.', 'actually, cancel the order I just placed.']) };
     },
   },
   {
@@ -77,7 +84,8 @@ export const TRADE_INTENTS: Intent<TradeState>[] = [
       return {
         calls: [call('cancel_order', { order_id: id })],
         text: say(c.rng, ['cancel order {id}.', 'please cancel my order {id}.'], { id }),
-        miss: { text: say(c.rng, ['cancel one of my orders.', 'I want to cancel an order.']), supply: say(c.rng, ['the order id is {id}.', 'it is order {id}.'], { id }) },
+        miss: { text: say(c.rng, ['cancel one of my orders.', 'I want to cancel an order.']),
+          supply: say(c.rng, ['the order id is {id}.', 'it is order {id}.'], { id }) },
       };
     },
   },
@@ -99,14 +107,16 @@ export const TRADE_INTENTS: Intent<TradeState>[] = [
   {
     name: 'balance',
     make(c) {
-      return { calls: [call('get_balance')], text: say(c.rng, ['what is my balance?', 'how much money is in my account?']) };
+      return { calls: [call('get_balance')], text: say(c.rng,
+        ['what is my balance?', 'how much money is in my account?']) };
     },
   },
   {
     name: 'history',
     long: true,
     make(c) {
-      return { calls: [call('get_order_history')], text: say(c.rng, ['show my order history.', 'list all my orders.']) };
+      return { calls: [call('get_order_history')], text: say(c.rng,
+        ['show my order history.', 'list all my orders.']) };
     },
   },
 ];

@@ -7,7 +7,8 @@ export const CAR_INTENTS: Intent<CarState>[] = [
     name: 'start',
     make(c) {
       if (c.state.engine === 'on') return null;
-      return { calls: [call('press_brake'), call('start_engine')], text: say(c.rng, ['start the car.', 'turn on the engine.', 'get the engine running.']) };
+      return { calls: [call('press_brake'), call('start_engine')],
+        text: say(c.rng, ['start the car.', 'turn on the engine.', 'get the engine running.']) };
     },
   },
   {
@@ -16,7 +17,8 @@ export const CAR_INTENTS: Intent<CarState>[] = [
       const lock = c.state.doors !== 'locked';
       return {
         calls: [call('lock_doors', { lock })],
-        text: lock ? say(c.rng, ['lock all the doors.', 'lock the car.', 'make sure the doors are locked.']) : say(c.rng, ['unlock the doors.', 'open the locks on the doors.']),
+        text: lock ? say(c.rng, ['lock all the doors.', 'lock the car.',
+          'make sure the doors are locked.']) : say(c.rng, ['unlock the doors.', 'open the locks on the doors.']),
       };
     },
   },
@@ -27,8 +29,10 @@ export const CAR_INTENTS: Intent<CarState>[] = [
       if (d === c.state.temperature) d = d === 30 ? 29 : d + 1;
       return {
         calls: [call('set_temperature', { degrees: d })],
-        text: say(c.rng, ['set the temperature to {d} degrees.', 'make it {d} degrees inside.', 'change the cabin to {d} degrees.'], { d }),
-        miss: { text: say(c.rng, ['change the cabin temperature.', 'set a new temperature for me.']), supply: say(c.rng, ['make it {d} degrees.', '{d} degrees, please.'], { d }) },
+        text: say(c.rng, ['set the temperature to {d} degrees.', 'make it {d} degrees inside.',
+          'change the cabin to {d} degrees.'], { d }),
+        miss: { text: say(c.rng, ['change the cabin temperature.', 'set a new temperature for me.']),
+          supply: say(c.rng, ['make it {d} degrees.', '{d} degrees, please.'], { d }) },
       };
     },
   },
@@ -47,7 +51,8 @@ export const CAR_INTENTS: Intent<CarState>[] = [
       return {
         calls: [call('fill_fuel', { liters: l })],
         text: say(c.rng, ['add {l} liters of fuel.', 'put {l} liters into the tank.'], { l }),
-        miss: { text: say(c.rng, ['put some fuel in the tank.', 'add fuel for me.']), supply: say(c.rng, ['{l} liters, please.', 'add {l} liters.'], { l }) },
+        miss: { text: say(c.rng, ['put some fuel in the tank.', 'add fuel for me.']),
+          supply: say(c.rng, ['{l} liters, please.', 'add {l} liters.'], { l }) },
       };
     },
   },
@@ -59,7 +64,8 @@ export const CAR_INTENTS: Intent<CarState>[] = [
       const l = c.rng.int(1, Math.min(room, 30));
       return {
         calls: [call('get_fuel_level'), call('fill_fuel', { liters: l })],
-        text: say(c.rng, ['check the fuel and then add {l} liters.', 'look at the fuel level and put in {l} liters.'], { l }),
+        text: say(c.rng, ['check the fuel and then add {l} liters.', 'look at the fuel level and put in {l} liters.'],
+          { l }),
       };
     },
   },

@@ -38,7 +38,8 @@ const EXPERIMENTS: ExperimentSpec[] = [
     label: 'Base (strong)',
     group: 'base',
     title: 'Base "instruct" model: SFT from scratch on the general corpus',
-    paper: 'Stands in for Qwen2.5-1.5B-Instruct: a policy with general tool-use skill and a little in-domain exposure ' +
+    paper: 'Stands in for Qwen2.5-1.5B-Instruct: a policy with general tool-use skill and a little in-domain ' +
+      'exposure ' +
       '(the paper starts every run from the released instruct checkpoint; we build ours from the ToolACE-like corpus ' +
       'plus 4,500 generated world dialogues outside the train and test splits).',
     init: { kind: 'scratch' },
@@ -51,7 +52,8 @@ const EXPERIMENTS: ExperimentSpec[] = [
       // epochs left 3% sampled success and 84% of GRPO groups without signal; 1000 x 8 epochs gave 18% sampled
       // success but only 33% of groups with mixed rewards and 0% on both OOD sets (no replay); the README's
       // calibration table lists each attempt.
-      { kind: 'sft', data: 'world-sample', count: 1500, replay: 1500, config: { lr: 1e-3, epochs: 8, batchSize: 16, warmupRatio: 0.1 } },
+      { kind: 'sft', data: 'world-sample', count: 1500, replay: 1500,
+        config: { lr: 1e-3, epochs: 8, batchSize: 16, warmupRatio: 0.1 } },
     ],
   },
   {
@@ -59,8 +61,10 @@ const EXPERIMENTS: ExperimentSpec[] = [
     label: 'Base (instruct)',
     group: 'base',
     title: 'Instruct base in the paper\'s position: the general corpus plus a few world dialogues',
-    paper: 'Stands in for Qwen2.5-1.5B-Instruct as the paper finds it: it knows the tool-call format (general tool-use ' +
-      'tuning) but hardly the benchmark\'s tasks (3.50 on BFCL-V3 multi-turn). The instruct regime (regimes.ts) starts here.',
+    paper: 'Stands in for Qwen2.5-1.5B-Instruct as the paper finds it: it knows the tool-call format (general ' +
+      'tool-use ' +
+      'tuning) but hardly the benchmark\'s tasks (3.50 on BFCL-V3 multi-turn). The instruct regime (regimes.ts) ' +
+        'starts here.',
     init: { kind: 'scratch' },
     stages: (p) => [
       corpusStage(p),
@@ -75,14 +79,18 @@ const EXPERIMENTS: ExperimentSpec[] = [
     label: 'Base (instruct, empty calls)',
     group: 'base',
     title: 'The instruct base\'s recipe on a corpus where a few conversations end in an empty call',
-    paper: 'Not a row of the paper: the base variant of the pipeline study (docs/design.md E.3). The instruct recipe, with ' +
-      `${100 * EMPTY_CALL_SHARE}% of the general corpus's JSON tool conversations cut at a tool-call message made a bare ` +
-      '<tool_call>\\n (lib/envs/corpus.ts withEmptyCalls), so that <|im_end|> can follow the tag, as a general instruct ' +
+    paper: 'Not a row of the paper: the base variant of the pipeline study (docs/design.md E.3). The instruct ' +
+      'recipe, with ' +
+      `${100 * EMPTY_CALL_SHARE}% of the general corpus's JSON tool conversations cut at a tool-call message made a ` +
+        `bare ` +
+      '<tool_call>\\n (lib/envs/corpus.ts withEmptyCalls), so that <|im_end|> can follow the tag, as a general ' +
+        'instruct ' +
       'model has seen; committed as data/checkpoints/instruct-imend.',
     init: { kind: 'scratch' },
     stages: (p) => [
       { ...corpusStage(p), emptyCalls: EMPTY_CALL_SHARE },
-      { kind: 'sft', data: 'world-sample', count: INSTRUCT_WORLD_DIALOGUES, replay: INSTRUCT_WORLD_DIALOGUES * 3, emptyCalls: EMPTY_CALL_SHARE,
+      { kind: 'sft', data: 'world-sample', count: INSTRUCT_WORLD_DIALOGUES, replay: INSTRUCT_WORLD_DIALOGUES * 3,
+        emptyCalls: EMPTY_CALL_SHARE,
         config: { lr: 1e-3, epochs: INSTRUCT_EPOCHS, batchSize: 16, warmupRatio: 0.1 } },
     ],
   },
@@ -100,19 +108,24 @@ const EXPERIMENTS: ExperimentSpec[] = [
     label: 'FCL-SFT (lr high)',
     group: 'method',
     title: 'FCL-SFT (lr high): SFT on teacher trajectories of the training tasks',
-    paper: 'Paper FCL-SFT: teacher trajectories of the 300 training tasks, lr 1e-5, 3 epochs, batch 128, cosine, warmup 0.1. ' +
-      'Here: lr scaled to SFT_LR_HIGH, batch 16 conversations (all assistant messages of a conversation in one sequence).',
+    paper: 'Paper FCL-SFT: teacher trajectories of the 300 training tasks, lr 1e-5, 3 epochs, batch 128, cosine, ' +
+      'warmup 0.1. ' +
+      'Here: lr scaled to SFT_LR_HIGH, batch 16 conversations (all assistant messages of a conversation in one ' +
+        'sequence).',
     init: { kind: 'base' },
-    stages: (p) => [{ kind: 'sft', data: 'teacher-train', config: { lr: SFT_LR_HIGH, epochs: p.fclEpochs, batchSize: 16, warmupRatio: 0.1 } }],
+    stages: (p) => [{ kind: 'sft', data: 'teacher-train', config: { lr: SFT_LR_HIGH, epochs: p.fclEpochs,
+      batchSize: 16, warmupRatio: 0.1 } }],
   },
   {
     name: 'fcl-sft-lowlr',
     label: 'FCL-SFT (lr low)',
     group: 'method',
     title: 'FCL-SFT (lr low): the same with a 10x smaller learning rate',
-    paper: 'Paper FCL-SFT at lr 1e-6 (the learning-rate comparison of docs/design.md A.7). Here: SFT_LR_LOW = SFT_LR_HIGH / 10.',
+    paper: 'Paper FCL-SFT at lr 1e-6 (the learning-rate comparison of docs/design.md A.7). Here: SFT_LR_LOW = ' +
+      'SFT_LR_HIGH / 10.',
     init: { kind: 'base' },
-    stages: (p) => [{ kind: 'sft', data: 'teacher-train', config: { lr: SFT_LR_LOW, epochs: p.fclEpochs, batchSize: 16, warmupRatio: 0.1 } }],
+    stages: (p) => [{ kind: 'sft', data: 'teacher-train', config: { lr: SFT_LR_LOW, epochs: p.fclEpochs, batchSize: 16,
+      warmupRatio: 0.1 } }],
   },
   {
     name: 'fcl-sft-8x',
@@ -123,17 +136,22 @@ const EXPERIMENTS: ExperimentSpec[] = [
       'FCL-SFT at the paper\'s 3 epochs gains ~2. Same data and lr as fcl-sft, 8 x the epochs: a dose check of that ' +
       'shortfall (Table "SFT dose"), not a method.',
     init: { kind: 'base' },
-    stages: (p) => [{ kind: 'sft', data: 'teacher-train', config: { lr: SFT_LR_HIGH, epochs: 8 * p.fclEpochs, batchSize: 16, warmupRatio: 0.1 } }],
+    stages: (p) => [{ kind: 'sft', data: 'teacher-train', config: { lr: SFT_LR_HIGH, epochs: 8 * p.fclEpochs,
+      batchSize: 16, warmupRatio: 0.1 } }],
   },
   {
     name: 'fcl-sft-5x',
     label: 'FCL-SFT (5x data)',
     group: 'sft-dose',
-    title: 'FCL-SFT (lr high) on five times the teacher conversations: the 300 training tasks plus 1,200 generated ones',
-    paper: 'Not a row of the paper. Is the instruct base\'s small gain from FCL-SFT a matter of data? The 300 training tasks\' ' +
-      'teacher conversations plus 400 per category of generated world tasks (in neither split), same lr and epochs as fcl-sft.',
+    title: 'FCL-SFT (lr high) on five times the teacher conversations: the 300 training tasks plus 1,200 generated ' +
+      'ones',
+    paper: 'Not a row of the paper. Is the instruct base\'s small gain from FCL-SFT a matter of data? The 300 ' +
+      'training tasks\' ' +
+      'teacher conversations plus 400 per category of generated world tasks (in neither split), same lr and epochs ' +
+        'as fcl-sft.',
     init: { kind: 'base' },
-    stages: (p) => [{ kind: 'sft', data: 'teacher-train', extraWorld: 4 * (p.trainTaskLimit > 0 ? Math.ceil(p.trainTaskLimit / 3) : 100),
+    stages: (p) => [{ kind: 'sft', data: 'teacher-train', extraWorld: 4 *
+      (p.trainTaskLimit > 0 ? Math.ceil(p.trainTaskLimit / 3) : 100),
       config: { lr: SFT_LR_HIGH, epochs: p.fclEpochs, batchSize: 16, warmupRatio: 0.1 } }],
   },
   {
@@ -141,7 +159,8 @@ const EXPERIMENTS: ExperimentSpec[] = [
     label: 'Base (instruct, d128)',
     group: 'base',
     title: 'The instruct base\'s recipe on a wider model (d128 instead of d64)',
-    paper: 'Not a row of the paper: the start of fcl-sft-wide. The instruct recipe (general corpus, then 60 world dialogues per ' +
+    paper: 'Not a row of the paper: the start of fcl-sft-wide. The instruct recipe (general corpus, then 60 world ' +
+      'dialogues per ' +
       'category with corpus replay) from scratch at twice the width.',
     init: { kind: 'scratch', model: { nEmbd: 128 } },
     stages: (p) => [
@@ -155,20 +174,24 @@ const EXPERIMENTS: ExperimentSpec[] = [
     label: 'FCL-SFT (d128 model)',
     group: 'sft-dose',
     title: 'FCL-SFT (lr high) on the 300 teacher conversations from the wider instruct base',
-    paper: 'Not a row of the paper. Is the small gain from FCL-SFT a matter of model size? fcl-sft\'s data and recipe from ' +
+    paper: 'Not a row of the paper. Is the small gain from FCL-SFT a matter of model size? fcl-sft\'s data and ' +
+      'recipe from ' +
       'instruct-wide (d128), to set beside fcl-sft-5x (more data, same model).',
     init: { kind: 'experiment', name: 'instruct-wide' },
-    stages: (p) => [{ kind: 'sft', data: 'teacher-train', config: { lr: SFT_LR_HIGH, epochs: p.fclEpochs, batchSize: 16, warmupRatio: 0.1 } }],
+    stages: (p) => [{ kind: 'sft', data: 'teacher-train', config: { lr: SFT_LR_HIGH, epochs: p.fclEpochs,
+      batchSize: 16, warmupRatio: 0.1 } }],
   },
   {
     name: 'ace-sft',
     label: 'ACE-SFT',
     group: 'method',
     title: 'ACE-SFT: more SFT on the general corpus',
-    paper: 'Paper ACE-SFT: SFT on ToolACE converted to the same format (a general corpus, not the benchmark\'s tasks). ' +
+    paper: 'Paper ACE-SFT: SFT on ToolACE converted to the same format (a general corpus, not the benchmark\'s ' +
+      'tasks). ' +
       'Here: further epochs on the ToolACE stand-in corpus from the base checkpoint, at SFT_LR_HIGH.',
     init: { kind: 'base' },
-    stages: (p) => [{ kind: 'sft', data: 'corpus', config: { lr: SFT_LR_HIGH, epochs: p.fclEpochs, batchSize: 16, warmupRatio: 0.1 } }],
+    stages: (p) => [{ kind: 'sft', data: 'corpus', config: { lr: SFT_LR_HIGH, epochs: p.fclEpochs, batchSize: 16,
+      warmupRatio: 0.1 } }],
   },
   {
     name: 'vanilla-rl',
@@ -177,7 +200,8 @@ const EXPERIMENTS: ExperimentSpec[] = [
     sweepLr: RL_LR,
     title: 'Vanilla multi-turn GRPO from the base model',
     paper: 'Paper vanilla RL (official GRPO script for Qwen2.5-1.5B): group 8, clip 0.2, dual clip 3.0, k3 KL 1e-4, ' +
-      'token-mean, temperature 1, lr constant after 10 warmup steps. Here: fewer prompts per step and steps per preset, lr RL_LR.',
+      'token-mean, temperature 1, lr constant after 10 warmup steps. Here: fewer prompts per step and steps per ' +
+        'preset, lr RL_LR.',
     init: { kind: 'base' },
     stages: (p) => [{ kind: 'grpo', config: { ...rlSizes(p), lr: RL_LR } }],
   },
@@ -200,8 +224,10 @@ const INTERLEAVED_SFT = (lr: number) => ({ lr, epochs: 2, warmupRatio: 0.3, batc
 /** RL stage -> SFT phase -> RL -> SFT -> RL, fresh optimizer and 5 warmup steps per RL stage (docs/design.md A.6). */
 function interleavedStages(p: Preset, source: 'ets' | 'prs', sftLr: number): StageSpec[] {
   const [a, b, c] = interleavedSteps(p.rlSteps);
-  const rl = (steps: number): StageSpec => ({ kind: 'grpo', config: { ...rlSizes(p), steps, lr: RL_LR, warmupSteps: 5 } });
-  const sft: StageSpec = { kind: 'sft-interleaved', source, lastSteps: INTERLEAVE_LAST_STEPS, config: INTERLEAVED_SFT(sftLr) };
+  const rl = (steps: number): StageSpec => ({ kind: 'grpo', config: { ...rlSizes(p), steps, lr: RL_LR,
+    warmupSteps: 5 } });
+  const sft: StageSpec = { kind: 'sft-interleaved', source, lastSteps: INTERLEAVE_LAST_STEPS,
+    config: INTERLEAVED_SFT(sftLr) };
   return [rl(a), sft, rl(b), sft, rl(c)];
 }
 
@@ -225,35 +251,42 @@ EXPERIMENTS.push(
   {
     name: 'ops', label: 'OPS', group: 'method',
     title: 'Off-policy supervision: rollout 0 of each group replaced by the ground truth',
-    paper: 'Paper OPS (synchronous): GT assistant messages replace rollout 0 message by message, executed in the env, plain GRPO loss.',
+    paper: 'Paper OPS (synchronous): GT assistant messages replace rollout 0 message by message, executed in the ' +
+      'env, plain GRPO loss.',
     init: { kind: 'base' },
     stages: (p) => [{ kind: 'grpo', config: { ...rlSizes(p), lr: RL_LR }, signal: { kind: 'ops' } }],
   },
   {
     name: 'ops-luffy', label: 'OPS (LUFFY weights)', group: 'method',
     title: 'OPS with off-policy tokens weighted by p/(p+0.1) instead of the ratio',
-    paper: 'The official code\'s LUFFY-style variant of OPS (off by default there): policy shaping p/(p+0.1), gamma 0.1.',
+    paper: 'The official code\'s LUFFY-style variant of OPS (off by default there): policy shaping p/(p+0.1), gamma ' +
+      '0.1.',
     init: { kind: 'base' },
-    stages: (p) => [{ kind: 'grpo', config: { ...rlSizes(p), lr: RL_LR }, signal: { kind: 'ops', config: { luffyGamma: 0.1 } } }],
+    stages: (p) => [{ kind: 'grpo', config: { ...rlSizes(p), lr: RL_LR },
+      signal: { kind: 'ops', config: { luffyGamma: 0.1 } } }],
   },
   {
     name: 'hbg', label: 'HBG', group: 'method',
     title: 'Hint-based guidance: a GT summary in the system prompt of rollouts 0 and 1 while sampling',
-    paper: 'Paper HBG (synchronous): hint appended to the system prompt for rollouts 0, 1 during sampling only; training on the hint-free context.',
+    paper: 'Paper HBG (synchronous): hint appended to the system prompt for rollouts 0, 1 during sampling only; ' +
+      'training on the hint-free context.',
     init: { kind: 'base' },
     stages: (p) => [{ kind: 'grpo', config: { ...rlSizes(p), lr: RL_LR }, signal: { kind: 'hbg' } }],
   },
   {
     name: 'sync-sft', label: 'Sync SFT loss', group: 'method',
     title: 'GRPO with a per-update SFT loss (weight 1.0) on the batch\'s teacher trajectories',
-    paper: 'The official code\'s synchronous per-update SFT loss, weight 1.0: the synchronous counterpart of interleaving.',
+    paper: 'The official code\'s synchronous per-update SFT loss, weight 1.0: the synchronous counterpart of ' +
+      'interleaving.',
     init: { kind: 'base' },
-    stages: (p) => [{ kind: 'grpo', config: { ...rlSizes(p), lr: RL_LR }, signal: { kind: 'sync-sft', config: { weight: 1.0 } } }],
+    stages: (p) => [{ kind: 'grpo', config: { ...rlSizes(p), lr: RL_LR },
+      signal: { kind: 'sync-sft', config: { weight: 1.0 } } }],
   },
   {
     name: 'ets', label: 'ETS (SFT lr low)', group: 'method',
     title: 'Erroneous-trajectory supervision, interleaved RL 50 : SFT : RL 100 : SFT : RL 150',
-    paper: 'Paper ETS: SFT 2 epochs (lr 1e-6, warmup 0.3) on teacher trajectories of tasks that failed in the last 10 RL steps. ' +
+    paper: 'Paper ETS: SFT 2 epochs (lr 1e-6, warmup 0.3) on teacher trajectories of tasks that failed in the last ' +
+      '10 RL steps. ' +
       'Here: SFT lr SFT_LR_LOW, stage lengths scaled to the preset.',
     init: { kind: 'base' },
     stages: (p) => interleavedStages(p, 'ets', SFT_LR_LOW),
@@ -268,16 +301,20 @@ EXPERIMENTS.push(
   {
     name: 'prs', label: 'PRS', group: 'method',
     title: 'Process-reflection supervision: judge reflections + ETS data between RL stages',
-    paper: 'Paper PRS: an LLM judge writes turn-by-turn reflections on one rollout per group of the last 10 steps; SFT on ' +
-      '(judge prompt -> reflection) jointly with ETS data, lr 1e-5. Here: a rule-based judge (lib/envs/judge.ts), SFT_LR_HIGH.',
+    paper: 'Paper PRS: an LLM judge writes turn-by-turn reflections on one rollout per group of the last 10 steps; ' +
+      'SFT on ' +
+      '(judge prompt -> reflection) jointly with ETS data, lr 1e-5. Here: a rule-based judge (lib/envs/judge.ts), ' +
+        'SFT_LR_HIGH.',
     init: { kind: 'base' },
     stages: (p) => interleavedStages(p, 'prs', SFT_LR_HIGH),
   },
   {
     name: 'guard', label: 'Collapse guard', group: 'extra',
     title: 'Beyond the paper: ETS-style SFT phases triggered by the probe or the full-collapse share',
-    paper: 'Not in the paper. Same data and SFT recipe as ETS (lr SFT_LR_LOW, 2 epochs, warmup 0.3), but an SFT phase starts when ' +
-      'p(<|im_end|> after <tool_call>\\n) >= 0.25, p({" after <tool_call>\\n) < 0.9 or the full-collapse share of a step\'s messages >= 0.25 (at most 2 phases, 10 steps apart). ' +
+    paper: 'Not in the paper. Same data and SFT recipe as ETS (lr SFT_LR_LOW, 2 epochs, warmup 0.3), but an SFT ' +
+      'phase starts when ' +
+      'p(<|im_end|> after <tool_call>\\n) >= 0.25, p({" after <tool_call>\\n) < 0.9 or the full-collapse share of a ' +
+        'step\'s messages >= 0.25 (at most 2 phases, 10 steps apart). ' +
       'Compare with ets, its fixed-schedule counterpart.',
     init: { kind: 'base' },
     stages: (p) => [{
@@ -302,7 +339,8 @@ for (const lr of LR_SWEEP) {
   EXPERIMENTS.push({
     name: `vanilla-rl-${rateTag(lr)}`, label: `lr ${lr.toExponential(0)}`, group: 'lr-sweep', sweepLr: lr,
     title: `Vanilla GRPO at learning rate ${lr.toExponential(0)}`,
-    paper: 'The paper compares learning rates (docs/design.md A.7: lr modulates collapse). Same recipe as vanilla-rl, other lr.',
+    paper: 'The paper compares learning rates (docs/design.md A.7: lr modulates collapse). Same recipe as ' +
+      'vanilla-rl, other lr.',
     init: { kind: 'base' },
     stages: (p) => [{ kind: 'grpo', config: { ...rlSizes(p), lr } }],
   });
@@ -310,7 +348,8 @@ for (const lr of LR_SWEEP) {
 
 /**
  * The learning rate at which vanilla GRPO collapses from the calibrated base (full preset, both seeds: validation
- * below a quarter of the base's from step 20 on, final ID 4% and 0%, while the main rate holds 25-34%; README). The paper's claim that SFT restores stability
+ * below a quarter of the base's from step 20 on, final ID 4% and 0%, while the main rate holds 25-34%; README). The
+ * paper's claim that SFT restores stability
  * can only be tested where there is an instability, so the supervisory signals run here too, as the
  * 'collapse-rate' group (compared with vanilla-rl-lr1e-3, the sweep's point at this rate).
  */
@@ -323,7 +362,8 @@ for (const name of COLLAPSE_SIGNALS) {
     group: 'collapse-rate', mainRate: name,
     title: `${main.title}, at the collapse rate ${COLLAPSE_LR.toExponential(0)}`,
     paper: `${main.paper} Here at lr ${COLLAPSE_LR.toExponential(0)}, where vanilla RL collapses.`,
-    stages: (p) => main.stages(p).map((st) => (st.kind === 'grpo' ? { ...st, config: { ...st.config, lr: COLLAPSE_LR } } : st)),
+    stages: (p) => main.stages(p).map((st) => (st.kind === 'grpo' ?
+      { ...st, config: { ...st.config, lr: COLLAPSE_LR } } : st)),
   });
 }
 
@@ -350,9 +390,12 @@ const PIPELINE_PILOTS: { name: string; label: string; what: string; options: Par
   { name: 'bf16', label: 'E4 bf16 sampler', options: { bf16Sampler: true },
     what: 'sampling from bf16-rounded logits, old log-probs recomputed in float32, no correction (rollout.yaml:26)' },
   { name: 'microbatch', label: 'E5 micro-batch weights', options: { microBatchWeights: true },
-    what: 'each micro-batch\'s token-mean weighted by its share of rows, veRL\'s dynamic batch size (dp_actor.py:909-911)' },
-  { name: 'all', label: 'E1-E5 together', options: { closedCallsOnly: true, retokenize: true, trainCutEnd: true, bf16Sampler: true,
-    microBatchWeights: true }, what: 'every difference E1-E5 at once, the paper\'s pipeline as far as the lab can mirror it' },
+    what: 'each micro-batch\'s token-mean weighted by its share of rows, veRL\'s dynamic batch size ' +
+      '(dp_actor.py:909-911)' },
+  { name: 'all', label: 'E1-E5 together', options: { closedCallsOnly: true, retokenize: true, trainCutEnd: true,
+    bf16Sampler: true,
+    microBatchWeights: true },
+      what: 'every difference E1-E5 at once, the paper\'s pipeline as far as the lab can mirror it' },
 ];
 for (const pilot of PIPELINE_PILOTS) {
   EXPERIMENTS.push({

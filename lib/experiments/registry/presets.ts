@@ -46,7 +46,9 @@ export interface Preset {
   seeds: number[];
   /** The report groups its study runs (ExperimentSpec.group), when not the regime's (Regime.groups). */
   groups?: string[];
-  /** The regime (lib/experiments/registry/regimes.ts): the base every config starts from, prompt scale, results store. */
+  /**
+   * The regime (lib/experiments/registry/regimes.ts): the base every config starts from, prompt scale, results store.
+   */
   regime: Regime;
   /** The results-store folder under the results root: `<name>` (strong) or `<name>-instruct`. */
   store: string;
@@ -58,12 +60,14 @@ type PresetSizes = Omit<Preset, 'regime' | 'store'>;
 export const PRESET_TABLE: Record<PresetName, PresetSizes> = {
   micro: {
     name: 'micro', rlSteps: 1, promptsPerStep: 1, promptsPerMiniBatch: 1, valEvery: 1, valTasksPerCategory: 1,
-    checkpointEvery: 1, resumePoints: false, baseEpochs: 1, corpusLimit: 16, fclEpochs: 1, trainTaskLimit: 3, evalTasksPerCategory: 1,
+    checkpointEvery: 1, resumePoints: false, baseEpochs: 1, corpusLimit: 16, fclEpochs: 1, trainTaskLimit: 3,
+      evalTasksPerCategory: 1,
     seeds: [1],
   },
   smoke: {
     name: 'smoke', rlSteps: 3, promptsPerStep: 2, promptsPerMiniBatch: 1, valEvery: 3, valTasksPerCategory: 1,
-    checkpointEvery: 2, resumePoints: false, baseEpochs: 1, corpusLimit: 64, fclEpochs: 1, trainTaskLimit: 16, evalTasksPerCategory: 1,
+    checkpointEvery: 2, resumePoints: false, baseEpochs: 1, corpusLimit: 64, fclEpochs: 1, trainTaskLimit: 16,
+      evalTasksPerCategory: 1,
     seeds: [1],
   },
   quick: {

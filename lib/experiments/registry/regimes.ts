@@ -65,10 +65,12 @@ export const REGIME_TABLE: Record<RegimeName, Regime> = {
   strong: {
     name: 'strong', label: 'strong in-domain base (1,500 world dialogues per category)',
     base: 'data/checkpoints/base', baseConfig: 'base', promptScale: 1, storeSuffix: '',
-    // the signals again at the collapse rate: vanilla GRPO held at the main rate from this base (configs.ts COLLAPSE_LR)
+    // the signals again at the collapse rate: vanilla GRPO held at the main rate from this base (configs.ts
+    // COLLAPSE_LR)
     groups: ['method', 'extra', 'lr-sweep', 'collapse-rate'],
     // set when the strong base was built (docs/design.md B "Calibration"): a base with room to learn
-    targets: { sampledSuccess: [0.15, 0.40], mixedGroups: 0.40, greedyId: [0.20, 0.45], formatOod: 0.10, contentOod: 0.10 },
+    targets: { sampledSuccess: [0.15, 0.40], mixedGroups: 0.40, greedyId: [0.20, 0.45], formatOod: 0.10,
+      contentOod: 0.10 },
   },
   instruct: {
     name: 'instruct', label: 'instruct base, the paper\'s position (the format known, the tasks not)',

@@ -40,11 +40,13 @@ export function validateGuardConfig(g: GuardConfig): void {
   for (const k of ['minGap', 'lastSteps'] as const) {
     if (!Number.isInteger(g[k]) || g[k] < 1) throw new Error(`guard config: ${k} must be an integer >= 1, got ${g[k]}`);
   }
-  if (!Number.isInteger(g.maxPhases) || g.maxPhases < 0) throw new Error(`guard config: maxPhases must be an integer >= 0, got ${g.maxPhases}`);
+  if (!Number.isInteger(g.maxPhases) ||
+    g.maxPhases < 0) throw new Error(`guard config: maxPhases must be an integer >= 0, got ${g.maxPhases}`);
 }
 
 /** Does this step's record cross a threshold? */
 export function guardTriggered(g: GuardConfig, rec: GRPOStepRecord): boolean {
   // records of runs made before the field existed: their full-collapse share is the same count (no loops then)
-  return rec.pImEnd >= g.pImEnd || rec.pJsonOpen < g.pJsonOpen || (rec.controlCollapse ?? rec.fullCollapse) >= g.fullCollapse;
+  return rec.pImEnd >= g.pImEnd || rec.pJsonOpen < g.pJsonOpen ||
+    (rec.controlCollapse ?? rec.fullCollapse) >= g.fullCollapse;
 }

@@ -55,10 +55,12 @@ export interface RunInputs {
 }
 
 /** Load every file the run `stages` under `preset` will read; throws naming the file (and line) that is wrong. */
-export function loadInputs(stages: StageSpec[], preset: Preset, dataDir: string, evalSplits: EvalSplitName[]): RunInputs {
+export function loadInputs(stages: StageSpec[], preset: Preset, dataDir: string,
+  evalSplits: EvalSplitName[]): RunInputs {
   const tok = loadTokenizer(path.join(dataDir, 'vocab.json'));
   const trainSplit = loadTasks('train', dataDir);
-  const trainTasks = preset.trainTaskLimit > 0 ? perCategory(trainSplit, Math.ceil(preset.trainTaskLimit / 3)) : trainSplit;
+  const trainTasks = preset.trainTaskLimit > 0 ? perCategory(trainSplit,
+    Math.ceil(preset.trainTaskLimit / 3)) : trainSplit;
   const testTasks = loadTasks('test', dataDir);
   const evalTasks: RunInputs['evalTasks'] = {};
   for (const split of evalSplits) {
@@ -97,9 +99,11 @@ export function unseenTasks(dataDir: string, n: number): Task[] {
     const avoid = new Set(splits);
     // the world sample exactly as stageData draws it (a prefix of this for every count up to the maximum)
     for (const c of TRAIN_CATEGORIES) {
-      for (const t of generateTasks(c, WORLD_SAMPLE_MAX, WORLD_SAMPLE_SEED, { idPrefix: 'instruct', avoid: splits })) avoid.add(taskContentKey(t));
+      for (const t of generateTasks(c, WORLD_SAMPLE_MAX, WORLD_SAMPLE_SEED,
+        { idPrefix: 'instruct', avoid: splits })) avoid.add(taskContentKey(t));
     }
-    unseenCache.set(key, TRAIN_CATEGORIES.flatMap((c) => generateTasks(c, n, UNSEEN_SEED, { idPrefix: 'unseen', avoid })));
+    unseenCache.set(key, TRAIN_CATEGORIES.flatMap((c) => generateTasks(c, n, UNSEEN_SEED,
+      { idPrefix: 'unseen', avoid })));
   }
   return unseenCache.get(key)!;
 }
@@ -108,7 +112,8 @@ export function unseenTasks(dataDir: string, n: number): Task[] {
  * The training sequences of an SFT stage: its data, plus `extraWorld` world-sample dialogues per category, plus
  * `replay` corpus conversations drawn at random.
  */
-export function sftData(stage: { data: SFTData; count?: number; replay?: number; extraWorld?: number; emptyCalls?: number },
+export function sftData(
+  stage: { data: SFTData; count?: number; replay?: number; extraWorld?: number; emptyCalls?: number },
   inputs: RunInputs): TrainingSequence[] {
   let data = stageData(stage.data, inputs, stage.count ?? 0, stage.emptyCalls ?? 0);
   if (stage.extraWorld) data = data.concat(stageData('world-sample', inputs, stage.extraWorld));
@@ -124,7 +129,8 @@ function stageData(kind: SFTData, inputs: RunInputs, count: number, emptyCalls =
   const { tok } = inputs;
   if (kind === 'corpus') {
     const corpus = inputs.corpus ?? [];
-    return (emptyCalls > 0 ? withEmptyCalls(corpus, emptyCalls, EMPTY_CALL_SEED) : corpus).map((c) => encodeConversation(tok, c));
+    return (emptyCalls > 0 ? withEmptyCalls(corpus, emptyCalls, EMPTY_CALL_SEED) : corpus).map((c) =>
+      encodeConversation(tok, c));
   }
   if (kind === 'world-sample') {
     // the world sample avoids every train and test task, whatever the preset's limit

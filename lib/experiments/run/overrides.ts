@@ -53,7 +53,8 @@ export const SIZE_BOUNDS: Record<string, { max: number; why: string }> = {
 function checkBounds(prefix: string, cfg: Fields): void {
   for (const [key, v] of Object.entries(cfg)) {
     const b = SIZE_BOUNDS[`${prefix}.${key}`];
-    if (b && typeof v === 'number' && v > b.max) throw new Error(`${prefix}.${key} must be at most ${b.max} (${b.why}), got ${v}`);
+    if (b && typeof v === 'number' &&
+      v > b.max) throw new Error(`${prefix}.${key} must be at most ${b.max} (${b.why}), got ${v}`);
     if (key === 'seed' && v !== undefined) checkSeed(v, `${prefix}.seed`);
   }
 }
@@ -68,7 +69,8 @@ interface Target {
 }
 
 const SIGNAL_PREFIX = { ops: 'ops', hbg: 'hbg', 'sync-sft': 'syncsft' } as const;
-const SIGNAL_DEFAULTS: Record<string, Fields> = { ops: { ...defaultOPSConfig }, hbg: { ...defaultHBGConfig }, syncsft: { ...defaultSyncSFTConfig } };
+const SIGNAL_DEFAULTS: Record<string, Fields> = { ops: { ...defaultOPSConfig }, hbg: { ...defaultHBGConfig },
+  syncsft: { ...defaultSyncSFTConfig } };
 const PREFIXES = ['grpo', 'sft', 'ops', 'hbg', 'syncsft', 'guard', 'interleave', 'pipeline'];
 
 /** A deep enough copy of a stage that overrides never change the registry's objects. */
@@ -101,7 +103,9 @@ function targets(s: StageSpec): Target[] {
   return out;
 }
 
-/** A value fits a default of the same type; a null default (an optional variant, e.g. ops.luffyGamma) takes a number. */
+/**
+ * A value fits a default of the same type; a null default (an optional variant, e.g. ops.luffyGamma) takes a number.
+ */
 function fits(def: unknown, value: unknown): boolean {
   return def === null ? typeof value === 'number' : typeof def === typeof value;
 }
@@ -121,7 +125,8 @@ export function applyOverrides(stages: StageSpec[], overrides: Record<string, st
       for (const t of targets(s)) {
         if (prefix === null ? t.prefix !== 'sft' && t.prefix !== 'grpo' : t.prefix !== prefix) continue;
         if (!(key in t.defaults)) continue;
-        if (!fits(t.defaults[key], value)) throw new Error(`--set ${rawKey}=${value}: expected a ${typeof t.defaults[key]}`);
+        if (!fits(t.defaults[key],
+          value)) throw new Error(`--set ${rawKey}=${value}: expected a ${typeof t.defaults[key]}`);
         t.obj[key] = value;
         applied++;
       }
@@ -132,7 +137,8 @@ export function applyOverrides(stages: StageSpec[], overrides: Record<string, st
 }
 
 /** The run's pipeline: the experiment's own differences, then the `pipeline.` keys of `overrides` (booleans). */
-export function pipelineOverrides(base: Partial<PipelineConfig> | undefined, overrides: Record<string, string | number | boolean>):
+export function pipelineOverrides(base: Partial<PipelineConfig> | undefined, overrides: Record<string,
+  string | number | boolean>):
   PipelineConfig {
   const out: PipelineConfig = { ...defaultPipelineConfig, ...(base ?? {}) };
   for (const [rawKey, value] of Object.entries(overrides)) {
@@ -150,10 +156,12 @@ export function pipelineOverrides(base: Partial<PipelineConfig> | undefined, ove
 /** Reject SFT configs that cannot run, naming the field and value. */
 export function validateSFTConfig(cfg: SFTConfig): void {
   for (const k of ['epochs', 'batchSize', 'maxLen'] as const) {
-    if (!Number.isInteger(cfg[k]) || cfg[k] < 1) throw new Error(`sft config: ${k} must be an integer >= 1, got ${cfg[k]}`);
+    if (!Number.isInteger(cfg[k]) ||
+      cfg[k] < 1) throw new Error(`sft config: ${k} must be an integer >= 1, got ${cfg[k]}`);
   }
   if (!(cfg.lr > 0)) throw new Error(`sft config: lr must be > 0, got ${cfg.lr}`);
-  if (!(cfg.warmupRatio >= 0 && cfg.warmupRatio < 1)) throw new Error(`sft config: warmupRatio must be in [0, 1), got ${cfg.warmupRatio}`);
+  if (!(cfg.warmupRatio >= 0 &&
+    cfg.warmupRatio < 1)) throw new Error(`sft config: warmupRatio must be in [0, 1), got ${cfg.warmupRatio}`);
   if (!(cfg.weightDecay >= 0)) throw new Error(`sft config: weightDecay must be >= 0, got ${cfg.weightDecay}`);
   if (!(cfg.maxGradNorm > 0)) throw new Error(`sft config: maxGradNorm must be > 0, got ${cfg.maxGradNorm}`);
 }
@@ -166,7 +174,8 @@ export function validateStages(stages: StageSpec[]): void {
         const g = { ...defaultGRPOConfig, ...s.config } as GRPOConfig;
         checkBounds('grpo', g as unknown as Fields);
         if (g.maxMessageTokens > g.maxContext) {
-          throw new Error(`grpo.maxMessageTokens must be at most grpo.maxContext (${g.maxContext}), got ${g.maxMessageTokens}`);
+          throw new Error(`grpo.maxMessageTokens must be at most grpo.maxContext (${g.maxContext}), got ` +
+            `${g.maxMessageTokens}`);
         }
         validateGRPOConfig(g);
         if (s.guard) {
@@ -181,7 +190,8 @@ export function validateStages(stages: StageSpec[]): void {
         for (const k of ['offPolicyRollouts', 'hintedRollouts'] as const) {
           const v = c?.[k];
           if (v !== undefined && !(Number.isInteger(v) && (v as number) >= 0 && (v as number) <= g.groupSize)) {
-            throw new Error(`${s.signal!.kind} config: ${k} must be an integer in [0, groupSize ${g.groupSize}], got ${v}`);
+            throw new Error(`${s.signal!.kind} config: ${k} must be an integer in [0, groupSize ${g.groupSize}], ` +
+              `got ${v}`);
           }
         }
       } else {

@@ -45,7 +45,8 @@ import { writeRolloutSample } from '../store/rollout_sample';
 import { loadResumeState, ResumeState } from '../store/resume';
 import { loadBranchPoint, validateBranch } from '../store/branch';
 import { BestValidation, RunContext, bestDir, readBest, runGRPO, runInterleavedSFT, runSFT } from './stages';
-import { EVAL_SPLITS, EvalSplitName, RunInputs, loadInputs, perCategory, sftData, splitSyntax, unseenTasks } from './inputs';
+import { EVAL_SPLITS, EvalSplitName, RunInputs, loadInputs, perCategory, sftData, splitSyntax,
+  unseenTasks } from './inputs';
 import { RunFolder, RunIdentity, runMode, dataFingerprint, readRunJson, checkpointDir, hasWeights, DEFAULT_RESULTS_ROOT,
   isDefaultResultsRoot } from '../store/folder';
 
@@ -112,20 +113,24 @@ export function outcomeStrings(results: EvalResult['results']): Record<string, s
   return out;
 }
 
-/** The results-store folder of a run: data/results/<store>/<config>/seed-<n> (store: Preset.store, e.g. full-instruct). */
+/**
+ * The results-store folder of a run: data/results/<store>/<config>/seed-<n> (store: Preset.store, e.g. full-instruct).
+ */
 export function resultsDir(store: string, config: string, seed: number, root = DEFAULT_RESULTS_ROOT): string {
   return path.join(root, store, config, `seed-${seed}`);
 }
 
 /** The checkpoint folder the run starts from (null: from scratch); throws when it is missing. */
 function initDir(spec: ExperimentSpec, opts: RunOptions): string | null {
-  const given = opts.initCheckpoint !== undefined ? { kind: 'checkpoint' as const, path: opts.initCheckpoint } : spec.init;
+  const given = opts.initCheckpoint !== undefined ? { kind: 'checkpoint' as const,
+    path: opts.initCheckpoint } : spec.init;
   const init = given.kind === 'base' ? { kind: 'checkpoint' as const, path: opts.preset.regime.base } : given;
   if (init.kind === 'scratch') return null;
   if (init.kind === 'checkpoint') {
     if (!hasWeights(init.path)) {
-      const build = given.kind === 'base' ? ` (the ${opts.preset.regime.name} regime's base: \`npx toolrl run --config ` +
-        `${opts.preset.regime.baseConfig} --preset quick\` builds it, ${init.path}/README.md says how)` : '';
+      const regime = opts.preset.regime;
+      const build = given.kind === 'base' ? ` (the ${regime.name} regime's base: \`npx toolrl run --config ` +
+        `${regime.baseConfig} --preset quick\` builds it, ${init.path}/README.md says how)` : '';
       throw new Error(`${spec.name} starts from the checkpoint ${init.path}, which has no model.json${build}`);
     }
     return init.path;
@@ -136,7 +141,8 @@ function initDir(spec: ExperimentSpec, opts: RunOptions): string | null {
     // `reproduce` runs the init first, again if it finished without leaving its (uncommitted) checkpoint here
     const results = isDefaultResultsRoot(root) ? '' : ` --results ${root}`;
     throw new Error(`${spec.name} starts from ${init.name}, whose checkpoint is missing at ${dir}: run ` +
-      `\`npx toolrl reproduce --preset ${opts.preset.name}${regimeFlag(opts.preset)} --only ${spec.name} --seeds ${opts.seed}${results}\`, ` +
+      `\`npx toolrl reproduce --preset ${opts.preset.name}${regimeFlag(opts.preset)} --only ${spec.name} --seeds ` +
+        `${opts.seed}${results}\`, ` +
       `which runs ${init.name} first`);
   }
   return dir;
@@ -170,7 +176,9 @@ export function validateRun(spec: ExperimentSpec, opts: RunOptions): { stages: S
   let pipeline: PipelineConfig;
   try {
     checkSeed(opts.seed);
-    if (opts.resume && opts.force) throw new Error('--resume and --force exclude each other (resume continues a run, force starts it again)');
+    if (opts.resume &&
+      opts.force) throw new Error('--resume and --force exclude each other (resume continues a run, force starts it ' +
+      'again)');
     stages = applyOverrides(spec.stages(opts.preset), opts.overrides ?? {});
     pipeline = pipelineOverrides(spec.pipeline, opts.overrides ?? {});
     validateStages(stages);
@@ -178,13 +186,17 @@ export function validateRun(spec: ExperimentSpec, opts: RunOptions): { stages: S
     if (init !== null) {
       const rel = path.relative(path.resolve(opts.out), path.resolve(init));
       if (!rel.startsWith('..') && !path.isAbsolute(rel)) {
-        throw new Error(`the starting checkpoint ${init} lies inside the output folder ${opts.out}, which a fresh run clears`);
+        throw new Error(`the starting checkpoint ${init} lies inside the output folder ${opts.out}, which a fresh ` +
+          `run clears`);
       }
-      verifyCheckpoint(init, { expectVocabFingerprint: loadTokenizer(path.join(opts.dataDir ?? 'data', 'vocab.json')).fingerprint });
+      verifyCheckpoint(init, { expectVocabFingerprint: loadTokenizer(path.join(opts.dataDir ?? 'data',
+        'vocab.json')).fingerprint });
     }
     if (opts.branch) {
-      if (opts.initCheckpoint !== undefined) throw new Error('--branch and --init exclude each other (a branch starts from the parent\'s policy)');
-      validateBranch(opts.branch.from, opts.branch.step, stages, { config: spec.name, preset: opts.preset.name, data: dataFingerprint(opts.dataDir ?? 'data') });
+      if (opts.initCheckpoint !== undefined) throw new Error('--branch and --init exclude each other (a branch ' +
+        'starts from the parent\'s policy)');
+      validateBranch(opts.branch.from, opts.branch.step, stages,
+        { config: spec.name, preset: opts.preset.name, data: dataFingerprint(opts.dataDir ?? 'data') });
     }
   } catch (e) {
     throw asRefusal(e);
@@ -204,20 +216,24 @@ export interface RunPlan {
 export function planRun(spec: ExperimentSpec, opts: RunOptions): RunPlan {
   const { stages, pipeline } = validateRun(spec, opts);
   try {
-    return { stages, pipeline, inputs: loadInputs(stages, opts.preset, opts.dataDir ?? 'data', opts.evalSplits ?? EVAL_SPLITS) };
+    return { stages, pipeline, inputs: loadInputs(stages, opts.preset, opts.dataDir ?? 'data',
+      opts.evalSplits ?? EVAL_SPLITS) };
   } catch (e) {
     throw asRefusal(e);
   }
 }
 
 function runIdentity(spec: ExperimentSpec, opts: RunOptions): RunIdentity {
-  const identity: RunIdentity = { config: spec.name, preset: opts.preset.name, regime: opts.preset.regime.name, seed: opts.seed,
-    overrides: opts.overrides ?? {}, init: opts.initCheckpoint ?? null, backend: tf.getBackend(), data: dataFingerprint(opts.dataDir ?? 'data'),
+  const identity: RunIdentity = { config: spec.name, preset: opts.preset.name, regime: opts.preset.regime.name,
+    seed: opts.seed,
+    overrides: opts.overrides ?? {}, init: opts.initCheckpoint ?? null, backend: tf.getBackend(),
+      data: dataFingerprint(opts.dataDir ?? 'data'),
     branch: opts.branch ?? null };
   if (opts.branch) {
     const parent = readRunJson(opts.branch.from);
     if (parent && parent.backend !== identity.backend) {
-      throw new InputError(`--branch: ${opts.branch.from} ran on the ${parent.backend} backend, this run has ${identity.backend}`);
+      throw new InputError(`--branch: ${opts.branch.from} ran on the ${parent.backend} backend, this run has ` +
+        `${identity.backend}`);
     }
   }
   return identity;
@@ -258,14 +274,17 @@ function openMetrics(spec: ExperimentSpec, opts: RunOptions, resume: ResumeState
   const stop = opts.shouldStop;
   const metrics = new NamedMetricsLog(path.join(opts.out, 'metrics.jsonl'), {
     truncate: !opts.resume,
-    beforeLog: stop ? () => { const why = stop(); if (why) throw new Error(`${spec.name} stopped: ${why}`); } : undefined,
+    beforeLog: stop ? () =>
+      { const why = stop(); if (why) throw new Error(`${spec.name} stopped: ${why}`); } : undefined,
   });
   if (resume) {
     resume.trimLogs(metrics);
     if (opts.progress !== false) {
       process.stderr.write(opts.resume
-        ? `${spec.name}: resuming ${opts.out} at RL step ${resume.step} of stage ${resume.stage} (${metrics.records.length} logged records kept)\n`
-        : `${spec.name}: branching from ${opts.branch!.from} at its RL step ${resume.step} (${metrics.records.length} records of it copied)\n`);
+        ? `${spec.name}: resuming ${opts.out} at RL step ${resume.step} of stage ${resume.stage} ` +
+          `(${metrics.records.length} logged records kept)\n`
+        : `${spec.name}: branching from ${opts.branch!.from} at its RL step ${resume.step} ` +
+          `(${metrics.records.length} records of it copied)\n`);
     }
   }
   return metrics;
@@ -278,13 +297,15 @@ class NamedMetricsLog extends MetricsLog {
   }
 }
 
-function runContext(spec: ExperimentSpec, opts: RunOptions, inputs: RunInputs, identity: RunIdentity, model: GPT, metrics: MetricsLog,
+function runContext(spec: ExperimentSpec, opts: RunOptions, inputs: RunInputs, identity: RunIdentity, model: GPT,
+  metrics: MetricsLog,
   startedAt: number, pipeline: PipelineConfig): RunContext {
   return {
     pipeline,
     name: spec.name, identity, preset: opts.preset, seed: opts.seed, out: opts.out, tok: inputs.tok, model,
     source: initDir(spec, opts), trainTasks: inputs.trainTasks, startedAt,
-    valTasks: perCategory(inputs.testTasks, opts.preset.valTasksPerCategory), testTasks: inputs.testTasks, metrics, globalStep: 0,
+    valTasks: perCategory(inputs.testTasks, opts.preset.valTasksPerCategory), testTasks: inputs.testTasks, metrics,
+      globalStep: 0,
     unseenTasks: (n) => unseenTasks(inputs.dataDir, n),
     progress: opts.progress !== false, resume: null, onStep: opts.onStep, sftFinalLoss: null,
     best: opts.resume ? readBest(opts.out) : null,
@@ -292,7 +313,8 @@ function runContext(spec: ExperimentSpec, opts: RunOptions, inputs: RunInputs, i
 }
 
 /** The stages in order; a resumed run skips those it finished and re-enters its own at the saved step. */
-async function runStages(ctx: RunContext, stages: StageSpec[], inputs: RunInputs, resume: ResumeState | null): Promise<void> {
+async function runStages(ctx: RunContext, stages: StageSpec[], inputs: RunInputs,
+  resume: ResumeState | null): Promise<void> {
   ctx.resume = resume;
   for (let si = 0; si < stages.length; si++) {
     const stage: StageSpec = stages[si];
@@ -305,18 +327,21 @@ async function runStages(ctx: RunContext, stages: StageSpec[], inputs: RunInputs
 }
 
 /** The final checkpoint, the evaluations, the rollout excerpt and summary.json. */
-function finish(spec: ExperimentSpec, opts: RunOptions, ctx: RunContext, stages: StageSpec[], inputs: RunInputs, folder: RunFolder): RunSummary {
+function finish(spec: ExperimentSpec, opts: RunOptions, ctx: RunContext, stages: StageSpec[], inputs: RunInputs,
+  folder: RunFolder): RunSummary {
   saveCheckpoint(checkpointDir(opts.out), ctx.model, { vocabFingerprint: inputs.tok.fingerprint, config: spec.name,
     preset: opts.preset.name, seed: opts.seed, overrides: ctx.identity.overrides });
   const evals: RunSummary['eval'] = {};
-  for (const split of opts.evalSplits ?? EVAL_SPLITS) evals[split] = evaluateSplit(ctx, split, inputs.evalTasks[split] ?? []);
+  for (const split of opts.evalSplits ?? EVAL_SPLITS) evals[split] =
+    evaluateSplit(ctx, split, inputs.evalTasks[split] ?? []);
   const idTasks = perCategory(inputs.testTasks, opts.preset.evalTasksPerCategory);
   const best = ctx.best === null ? undefined
     : evaluateBest(ctx.best, opts.out, inputs.tok, idTasks, spec.name, ctx.progress, ctx.pipeline.closedCallsOnly);
   const rlRecords = grpoRecords(ctx.metrics.records);
   writeRolloutSample(opts.out);
   const summary: RunSummary = {
-    config: spec.name, title: spec.title, paper: spec.paper, preset: opts.preset.name, regime: opts.preset.regime.name, seed: opts.seed,
+    config: spec.name, title: spec.title, paper: spec.paper, preset: opts.preset.name, regime: opts.preset.regime.name,
+      seed: opts.seed,
     overrides: ctx.identity.overrides,
     eval: evals,
     ...(best ? { best } : {}),
@@ -349,8 +374,10 @@ function evaluateBest(best: BestValidation, out: string, tok: Tokenizer, tasks: 
   closedCallsOnly: boolean): BestValidation & { id: SplitEval } {
   const { model } = loadCheckpoint(bestDir(out), { expectVocabFingerprint: tok.fingerprint });
   try {
-    const bar = new ProgressBar({ total: tasks.length, label: `${name} eval id (best: step ${best.globalStep})`, silent: !progress });
-    const { results, ...rest } = evaluateModel(model, tok, tasks, { onProgress: (d) => bar.update(d), closedCallsOnly });
+    const bar = new ProgressBar({ total: tasks.length, label: `${name} eval id (best: step ${best.globalStep})`,
+      silent: !progress });
+    const { results, ...rest } = evaluateModel(model, tok, tasks,
+      { onProgress: (d) => bar.update(d), closedCallsOnly });
     bar.finish(`mean ${rest.mean.toFixed(3)}`);
     return { ...best, id: { ...rest, outcomes: outcomeStrings(results) } };
   } finally {

@@ -106,7 +106,8 @@ export function rolloutsFile(ctx: RunContext): string {
 }
 
 /** SFT with a quick greedy validation after every epoch (how skill on the world grows with SFT). */
-export async function runSFT(ctx: RunContext, si: number, data: TrainingSequence[], config: Partial<SFTConfig>, label: string): Promise<void> {
+export async function runSFT(ctx: RunContext, si: number, data: TrainingSequence[], config: Partial<SFTConfig>,
+  label: string): Promise<void> {
   const res = await trainSFT(ctx.model, data, { ...defaultSFTConfig, seed: ctx.seed, ...config }, {
     metrics: { log: (r) => ctx.metrics.log({ phase: 'sft', ...r, stage: si, globalStep: ++ctx.globalStep }) },
     progress: ctx.progress, label: `${ctx.name} ${label}`,
@@ -116,7 +117,8 @@ export async function runSFT(ctx: RunContext, si: number, data: TrainingSequence
         valHealthyCall: val.states.healthyCall, valFullCollapse: val.states.fullCollapse };
       for (const [c, v] of Object.entries(val.perCategory)) rec[`val_${c}` as keyof PerCategoryAccuracy] = v.accuracy;
       ctx.metrics.log(rec);
-      if (ctx.progress) process.stderr.write(`  epoch ${epoch}: val accuracy ${val.mean.toFixed(3)}, healthy calls ${val.states.healthyCall.toFixed(2)}\n`);
+      if (ctx.progress) process.stderr.write(`  epoch ${epoch}: val accuracy ${val.mean.toFixed(3)}, healthy calls ` +
+        `${val.states.healthyCall.toFixed(2)}\n`);
     },
   });
   ctx.sftFinalLoss = res.finalLoss;
@@ -141,17 +143,21 @@ function interleavedData(ctx: RunContext, source: 'ets' | 'prs', rlStage: number
 }
 
 /** An ETS / PRS phase after the RL stage `si - 1`. */
-export async function runInterleavedSFT(ctx: RunContext, si: number, stage: Extract<StageSpec, { kind: 'sft-interleaved' }>): Promise<void> {
+export async function runInterleavedSFT(ctx: RunContext, si: number, stage: Extract<StageSpec,
+  { kind: 'sft-interleaved' }>): Promise<void> {
   let pool: Map<string, JsonValue[]> | null = null;
-  const { data, failed } = interleavedData(ctx, stage.source, si - 1, stage.lastSteps, () => (pool = pool ?? buildArgPool(ctx.trainTasks)));
-  ctx.metrics.log({ phase: 'interleave', stage: si, globalStep: ctx.globalStep, source: stage.source, failedTasks: failed, samples: data.length });
+  const { data, failed } = interleavedData(ctx, stage.source, si - 1, stage.lastSteps,
+    () => (pool = pool ?? buildArgPool(ctx.trainTasks)));
+  ctx.metrics.log({ phase: 'interleave', stage: si, globalStep: ctx.globalStep, source: stage.source,
+    failedTasks: failed, samples: data.length });
   if (data.length === 0) return; // nothing failed: nothing to supervise
   await runSFT(ctx, si, data, stage.config, stage.source);
 }
 
 /** A GRPO stage (with its signal and guard), checkpointing resume state every `checkpointEvery` steps. */
 export async function runGRPO(ctx: RunContext, si: number, stage: Extract<StageSpec, { kind: 'grpo' }>): Promise<void> {
-  const cfg: GRPOConfig = { ...defaultGRPOConfig, seed: ctx.seed, valTasksPerCategory: ctx.preset.valTasksPerCategory, ...stage.config };
+  const cfg: GRPOConfig = { ...defaultGRPOConfig, seed: ctx.seed, valTasksPerCategory: ctx.preset.valTasksPerCategory,
+    ...stage.config };
   // the first valTasksPerCategory test tasks of each category: the validation, and the probe's prompts
   const valTasks = perCategory(ctx.testTasks, cfg.valTasksPerCategory);
   const ref = ctx.source ? loadCheckpoint(ctx.source, { expectVocabFingerprint: ctx.tok.fingerprint }).model : null;
@@ -168,7 +174,8 @@ export async function runGRPO(ctx: RunContext, si: number, stage: Extract<StageS
   let phases = 0;
   let lastPhase = 0;
   for (const r of ctx.metrics.records) if (r.phase === 'guard' && r.stage === si) { phases++; lastPhase = r.step; }
-  const bar = new ProgressBar({ total: cfg.steps, label: `${ctx.name} rl`, silent: !ctx.progress, done: trainer.stepIndex });
+  const bar = new ProgressBar({ total: cfg.steps, label: `${ctx.name} rl`, silent: !ctx.progress,
+    done: trainer.stepIndex });
   try {
     while (trainer.stepIndex < cfg.steps) {
       const { record: rec, trajs } = trainer.step();
@@ -183,7 +190,8 @@ export async function runGRPO(ctx: RunContext, si: number, stage: Extract<StageS
       ctx.onStep?.(placed(rec));
       if (rec.valAccuracy !== undefined) keepIfBest(ctx, base + rec.step, rec.valAccuracy);
       const val = rec.valAccuracy !== undefined ? ` val ${rec.valAccuracy.toFixed(2)}` : '';
-      bar.update(trainer.stepIndex, `r ${rec.reward.toFixed(2)}${val} p{" ${rec.pJsonOpen.toFixed(3)} p<|im_end|> ${rec.pImEnd.toFixed(3)} ` +
+      bar.update(trainer.stepIndex,
+        `r ${rec.reward.toFixed(2)}${val} p{" ${rec.pJsonOpen.toFixed(3)} p<|im_end|> ${rec.pImEnd.toFixed(3)} ` +
         `collapse ${rec.fullCollapse.toFixed(2)} | ${(rec.rolloutSeconds + rec.trainSeconds).toFixed(1)}s/step`);
       if (guard && phases < guard.maxPhases && trainer.stepIndex - lastPhase >= guard.minGap &&
           trainer.stepIndex < cfg.steps && guardTriggered(guard, rec)) {
@@ -193,7 +201,8 @@ export async function runGRPO(ctx: RunContext, si: number, stage: Extract<StageS
       }
       if (cfg.checkpointEvery > 0 && trainer.stepIndex % cfg.checkpointEvery === 0 && trainer.stepIndex < cfg.steps) {
         saveResumeState(ctx.out, { identity: ctx.identity, stage: si, globalStepBase: base, model: ctx.model, trainer,
-          metricsLines: ctx.metrics.records.length, vocabFingerprint: ctx.tok.fingerprint, seconds: (Date.now() - ctx.startedAt) / 1000 });
+          metricsLines: ctx.metrics.records.length, vocabFingerprint: ctx.tok.fingerprint,
+            seconds: (Date.now() - ctx.startedAt) / 1000 });
         if (ctx.preset.resumePoints) keepBranchPoint(ctx.out, base + trainer.stepIndex);
       }
       await yieldToEventLoop();
@@ -210,10 +219,12 @@ export async function runGRPO(ctx: RunContext, si: number, stage: Extract<StageS
  * The collapse guard has fired after `rec`: an ETS-style SFT phase now, then RL goes on with a fresh optimizer.
  * Returns the new global step of RL step 0 (the phase's SFT steps come before the following RL steps on the axis).
  */
-async function guardPhase(ctx: RunContext, si: number, guard: GuardConfig, trainer: GRPOTrainer, rec: GRPOStepRecord, base: number): Promise<number> {
+async function guardPhase(ctx: RunContext, si: number, guard: GuardConfig, trainer: GRPOTrainer, rec: GRPOStepRecord,
+  base: number): Promise<number> {
   const { data, failed } = interleavedData(ctx, 'ets', si, guard.lastSteps, () => new Map());
   ctx.metrics.log({ phase: 'guard', stage: si, step: trainer.stepIndex, globalStep: base + trainer.stepIndex,
-    pImEnd: rec.pImEnd, pJsonOpen: rec.pJsonOpen, fullCollapse: rec.controlCollapse ?? rec.fullCollapse, failedTasks: failed });
+    pImEnd: rec.pImEnd, pJsonOpen: rec.pJsonOpen, fullCollapse: rec.controlCollapse ?? rec.fullCollapse,
+      failedTasks: failed });
   let next = base;
   if (data.length > 0) {
     const sftCtx = { ...ctx, globalStep: base + trainer.stepIndex };

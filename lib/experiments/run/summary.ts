@@ -34,7 +34,8 @@ export interface RLSummary {
  * collapse) has a peak near 0 and no collapse step.
  */
 export function summarizeRL(records: GRPOMetric[], tail = 5, startValAccuracy: number | null = null): RLSummary {
-  const val = records.filter((r) => r.valAccuracy !== undefined).map((r) => ({ step: r.globalStep ?? r.step, acc: r.valAccuracy! }));
+  const val = records.filter((r) => r.valAccuracy !== undefined).map((r) =>
+    ({ step: r.globalStep ?? r.step, acc: r.valAccuracy! }));
   let peak = 0;
   let peakStep: number | null = null;
   for (const v of val) if (v.acc > peak) { peak = v.acc; peakStep = v.step; }
@@ -47,7 +48,8 @@ export function summarizeRL(records: GRPOMetric[], tail = 5, startValAccuracy: n
     }
   }
   const last = records.slice(-tail);
-  const avg = (k: keyof GRPOMetric) => (last.length ? last.reduce((a, r) => a + (numberField(r, k) ?? 0), 0) / last.length : 0);
+  const avg = (k: keyof GRPOMetric) => (last.length ? last.reduce((a, r) => a + (numberField(r, k) ?? 0),
+    0) / last.length : 0);
   const finalStates = {} as Record<StructuralState, number>;
   for (const s of STRUCTURAL_STATES) finalStates[s] = avg(s);
   return {
@@ -57,7 +59,8 @@ export function summarizeRL(records: GRPOMetric[], tail = 5, startValAccuracy: n
     finalValAccuracy: val.length ? val[val.length - 1].acc : 0,
     collapseStep,
     finalStates,
-    finalProbe: { pJsonOpen: avg('pJsonOpen'), pImEnd: avg('pImEnd'), pToolCall: avg('pToolCall'), pTopOther: avg('pTopOther'),
+    finalProbe: { pJsonOpen: avg('pJsonOpen'), pImEnd: avg('pImEnd'), pToolCall: avg('pToolCall'),
+      pTopOther: avg('pTopOther'),
       topOther: last.length ? last[last.length - 1].probeTopOther ?? null : null },
     finalReward: avg('reward'),
     stepsWithSignal: records.some((r) => r.zeroVarianceGroups !== undefined)

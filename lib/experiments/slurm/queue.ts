@@ -14,16 +14,21 @@ import { writeJsonAtomic } from '../../util/atomic';
 import { unfinishedReason } from '../store/folder';
 import { SlurmPlan, reportLog, taskLog } from './scripts';
 
-/** Runs a Slurm client command and returns its stdout; throws naming the command and its stderr. Injectable for tests. */
+/**
+ * Runs a Slurm client command and returns its stdout; throws naming the command and its stderr. Injectable for tests.
+ */
 export type SlurmCommand = (cmd: 'sbatch' | 'squeue', args: string[]) => string;
 
 export const slurmCommand: SlurmCommand = (cmd, args) => {
   const r = spawnSync(cmd, args, { encoding: 'utf8' });
   if (r.error) {
     const missing = (r.error as NodeJS.ErrnoException).code === 'ENOENT';
-    throw new Error(missing ? `${cmd} not found on PATH: --slurm needs Slurm's client commands (sbatch, squeue)` : `${cmd}: ${r.error.message}`);
+    throw new Error(missing ?
+      `${cmd} not found on PATH: --slurm needs Slurm's client commands (sbatch, squeue)` : `${cmd}: ` +
+      `${r.error.message}`);
   }
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited with code ${r.status}: ${(r.stderr || r.stdout).trim()}`);
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited with code ${r.status}: ` +
+    `${(r.stderr || r.stdout).trim()}`);
   return r.stdout;
 };
 
@@ -57,10 +62,12 @@ export function readSubmission(dir: string): Submission | null {
 
 /** The sbatch arguments of each script; `ids` are the job ids of the arrays before (placeholders in a dry run). */
 export function sbatchArgs(plan: SlurmPlan, level: number | 'report', ids: string[]): string[] {
-  if (level === 'report') return ['--parsable', ...(ids.length ? [`--dependency=afterany:${ids.join(':')}`] : []), plan.report.file];
+  if (level === 'report') return ['--parsable', ...(ids.length ? [`--dependency=afterany:${ids.join(':')}`] : []),
+    plan.report.file];
   // afterok on the level before: it ran only after the one before it succeeded, so one edge suffices;
   // a failed run there cancels this array (--kill-on-invalid-dep) instead of leaving it pending for ever
-  return ['--parsable', ...(level > 0 ? [`--dependency=afterok:${ids[level - 1]}`, '--kill-on-invalid-dep=yes'] : []), plan.arrays[level].file];
+  return ['--parsable', ...(level > 0 ? [`--dependency=afterok:${ids[level - 1]}`, '--kill-on-invalid-dep=yes'] : []),
+    plan.arrays[level].file];
 }
 
 /** `sbatch --parsable` prints "<id>" or "<id>;<cluster>". */
@@ -86,7 +93,8 @@ export function submitPlan(plan: SlurmPlan, dir: string, run: SlurmCommand = slu
       return jobId(run('sbatch', sbatchArgs(plan, level, ids)), file);
     } catch (e) {
       record();
-      const done = ids.length ? `; submitted before it: job(s) ${ids.join(', ')} (recorded in ${submissionFile(dir)})` : '';
+      const done = ids.length ?
+        `; submitted before it: job(s) ${ids.join(', ')} (recorded in ${submissionFile(dir)})` : '';
       throw new Error(`${(e as Error).message}${done}`);
     }
   };
@@ -94,7 +102,8 @@ export function submitPlan(plan: SlurmPlan, dir: string, run: SlurmCommand = slu
     const id = submit(a.level, a.file);
     ids.push(id);
     sub.arrays.push({ level: a.level, jobId: id, file: a.file,
-      tasks: a.tasks.map((t) => ({ index: t.index, config: t.job.config, seed: t.job.seed, out: path.resolve(t.job.out), action: t.action })) });
+      tasks: a.tasks.map((t) => ({ index: t.index, config: t.job.config, seed: t.job.seed,
+        out: path.resolve(t.job.out), action: t.action })) });
   }
   sub.report = { jobId: submit('report', plan.report.file), file: plan.report.file };
   record();
@@ -117,7 +126,8 @@ export function readQueue(run: SlurmCommand = slurmCommand): Queue {
 }
 
 /** States of a job that has not ended (squeue's long names). */
-const ACTIVE = new Set(['PENDING', 'CONFIGURING', 'RUNNING', 'COMPLETING', 'SUSPENDED', 'REQUEUED', 'REQUEUE_HOLD', 'REQUEUE_FED',
+const ACTIVE = new Set(['PENDING', 'CONFIGURING', 'RUNNING', 'COMPLETING', 'SUSPENDED', 'REQUEUED', 'REQUEUE_HOLD',
+  'REQUEUE_FED',
   'RESIZING', 'SIGNALING', 'STAGE_OUT', 'STOPPED']);
 
 export interface TaskStatus extends SubmittedTask {
@@ -138,8 +148,10 @@ export function submissionStatus(sub: Submission, queue: Queue): TaskStatus[] {
     for (const t of a.tasks) {
       const q = queue.get(`${a.jobId}_${t.index}`);
       const active = q !== undefined && ACTIVE.has(q.state);
-      const status = unfinishedReason(t.out) === null ? 'finished' : active ? (q!.state === 'PENDING' ? 'queued' : 'running') : 'failed';
-      out.push({ ...t, level: a.level, jobId: a.jobId, status, slurm: q ? `${q.state}${q.reason && q.reason !== 'None' ? ` ${q.reason}` : ''}` : null,
+      const status = unfinishedReason(t.out) === null ? 'finished' : active ?
+        (q!.state === 'PENDING' ? 'queued' : 'running') : 'failed';
+      out.push({ ...t, level: a.level, jobId: a.jobId, status,
+        slurm: q ? `${q.state}${q.reason && q.reason !== 'None' ? ` ${q.reason}` : ''}` : null,
         runLog: path.join(t.out, 'run.log'), slurmLog: taskLog(sub.dir, a.level, a.jobId, t.index) });
     }
   }
@@ -157,10 +169,13 @@ export function submissionActive(sub: Submission, queue: Queue): boolean {
 export function formatStatus(sub: Submission, tasks: TaskStatus[]): string[] {
   const count = (s: TaskStatus['status']) => tasks.filter((t) => t.status === s).length;
   const lines = [`slurm submission of ${sub.submitted} (job(s) ${sub.arrays.map((a) => a.jobId).join(', ') || 'none'}` +
-    `${sub.report ? `, report ${sub.report.jobId}` : ''}): ${tasks.length} task(s): ${count('finished')} finished, ${count('running')} running, ` +
+    `${sub.report ? `,
+      report ${sub.report.jobId}` : ''}): ${tasks.length} task(s): ${count('finished')} finished, ` +
+      `${count('running')} running, ` +
     `${count('queued')} queued, ${count('failed')} failed`];
   for (const t of tasks.filter((x) => x.status === 'failed')) {
-    lines.push(`  FAILED ${t.config} seed ${t.seed} (array ${t.jobId} task ${t.index}${t.slurm ? `, ${t.slurm}` : ''}): ` +
+    lines.push(`  FAILED ${t.config} seed ${t.seed} (array ${t.jobId} task ${t.index}${t.slurm ? `,
+      ${t.slurm}` : ''}): ` +
       `log ${t.runLog}, slurm log ${t.slurmLog}`);
   }
   if (sub.report) lines.push(`  report job ${sub.report.jobId}: log ${reportLog(sub.dir, sub.report.jobId)}`);
@@ -168,7 +183,8 @@ export function formatStatus(sub: Submission, tasks: TaskStatus[]): string[] {
 }
 
 /** Poll the queue every `seconds` until no job of `sub` is pending or running; `onChange` gets each new count line. */
-export async function waitFor(sub: Submission, opts: { seconds?: number; run?: SlurmCommand; onChange?: (line: string) => void } = {}): Promise<void> {
+export async function waitFor(sub: Submission,
+  opts: { seconds?: number; run?: SlurmCommand; onChange?: (line: string) => void } = {}): Promise<void> {
   let last = '';
   for (;;) {
     const queue = readQueue(opts.run);

@@ -18,7 +18,10 @@ import * as path from 'path';
 import { REPO_ROOT, RunAction, RunDecision, SweepJob, childPath, runArgs } from '../sweep/plan';
 
 export interface SlurmConfig {
-  /** Folder of the scripts, the submission record and the logs: <results>/<store>/slurm (made absolute: sbatch reads --output from the job's folder). */
+  /**
+   * Folder of the scripts, the submission record and the logs: <results>/<store>/slurm (made absolute: sbatch reads
+   * --output from the job's folder).
+   */
   dir: string;
   /** Prefix of the job names: toolrl-<store>. */
   name: string;
@@ -34,7 +37,9 @@ export interface SlurmConfig {
   extraLines?: string[];
   /** Extra `toolrl run` arguments (e.g. --backend wasm). */
   runArgs?: string[];
-  /** Arguments of the report job's `toolrl report` and `toolrl reproduce --slurm-status` (preset, regime, results, out). */
+  /**
+   * Arguments of the report job's `toolrl report` and `toolrl reproduce --slurm-status` (preset, regime, results, out).
+   */
   reportArgs: string[];
   statusArgs: string[];
   /** The node binary and repository root the tasks use (default: this process's). */
@@ -120,7 +125,9 @@ export function levels(decisions: RunDecision[]): Map<SweepJob, number> {
   for (const d of decisions) {
     if (!todo.has(d.job)) continue;
     const init = d.init && todo.has(d.init) ? level.get(d.init) : undefined;
-    if (d.init && todo.has(d.init) && init === undefined) throw new Error(`${d.job.config} seed ${d.job.seed} is listed before its init run ${d.init.config}`);
+    if (d.init && todo.has(d.init) &&
+      init === undefined) throw new Error(`${d.job.config} seed ${d.job.seed} is listed before its init run ` +
+      `${d.init.config}`);
     level.set(d.job, init === undefined ? 0 : init + 1);
   }
   return level;
@@ -130,7 +137,8 @@ export function levels(decisions: RunDecision[]): Map<SweepJob, number> {
  * The directives and set-up every script shares, the user's directives last. `output` is an sbatch file name
  * pattern: its literal parts went through slurmLiteral.
  */
-function header(cfg: SlurmConfig, jobName: string, output: string, array?: string): { directives: string[]; setup: string[] } {
+function header(cfg: SlurmConfig, jobName: string, output: string,
+  array?: string): { directives: string[]; setup: string[] } {
   const directives = [
     `#SBATCH --job-name=${shq(jobName)}`,
     ...(array ? [`#SBATCH --array=${array}`] : []),
@@ -154,8 +162,10 @@ function arrayScript(cfg: SlurmConfig, level: number, tasks: SlurmTask[]): strin
   const throttle = cfg.maxConcurrent ? `%${cfg.maxConcurrent}` : '';
   const log = path.join(slurmLiteral(cfg.dir), 'logs', `level-${level}-%A_%a.out`);
   const { directives, setup } = header(cfg, `${cfg.name}-L${level}`, log, `0-${tasks.length - 1}${throttle}`);
-  const cases = tasks.map((t) => `  ${t.index}) out=${shq(childPath(t.job.out))}; fresh=${t.action === 'fresh' ? 1 : 0}; ` +
-    `args=(${t.args.map(shq).join(' ')}) ;;  # ${t.job.config} seed ${t.job.seed}${t.action === 'resume' ? ', resuming' : ''}`);
+  const cases =
+    tasks.map((t) => `  ${t.index}) out=${shq(childPath(t.job.out))}; fresh=${t.action === 'fresh' ? 1 : 0}; ` +
+    `args=(${t.args.map(shq).join(' ')}) ;;  # ${t.job.config} seed ` +
+      `${t.job.seed}${t.action === 'resume' ? ', resuming' : ''}`);
   return [
     '#!/bin/bash',
     `# toolrl reproduce --slurm: level ${level} of the study, ${tasks.length} run(s), one array task each.`,
@@ -182,7 +192,8 @@ function reportScript(cfg: SlurmConfig): string {
   const toolrl = (args: string[]) => `"$node" --import tsx lib/cli/main.ts ${args.map(shq).join(' ')}`;
   return [
     '#!/bin/bash',
-    '# toolrl reproduce --slurm: after every array, list the runs that failed (with their logs) and rebuild the report.',
+    '# toolrl reproduce --slurm: after every array, list the runs that failed (with their logs) and rebuild the ' +
+      'report.',
     ...directives,
     'set -uo pipefail',
     ...setup,
@@ -201,7 +212,9 @@ export function planSlurm(decisions: RunDecision[], config: SlurmConfig): SlurmP
   if (cfg.maxConcurrent !== undefined && !(Number.isInteger(cfg.maxConcurrent) && cfg.maxConcurrent >= 1)) {
     throw new Error(`maxConcurrent must be an integer >= 1, got ${cfg.maxConcurrent}`);
   }
-  if (cfg.time !== undefined && !SLURM_TIME.test(cfg.time)) throw new Error(`time "${cfg.time}" is not in Slurm's format (e.g. 90, 4:00:00, 1-12:00)`);
+  if (cfg.time !== undefined &&
+    !SLURM_TIME.test(cfg.time)) throw new Error(`time "${cfg.time}" is not in Slurm's format (e.g. 90, 4:00:00, ` +
+    `1-12:00)`);
   if (cfg.dir.includes('\\')) throw new Error(`the Slurm folder ${cfg.dir} holds a backslash: sbatch expands no %A_%a`);
   cfg.extraLines = (cfg.extraLines ?? []).map((l) => {
     const d = sbatchDirective(l);
@@ -214,10 +227,12 @@ export function planSlurm(decisions: RunDecision[], config: SlurmConfig): SlurmP
     if (d.action === 'skip') continue;
     const l = level.get(d.job)!;
     const tasks = (byLevel[l] = byLevel[l] ?? []);
-    tasks.push({ index: tasks.length, job: d.job, action: d.action, args: runArgs(d.job, d.action, cfg.runArgs ?? []) });
+    tasks.push({ index: tasks.length, job: d.job, action: d.action,
+      args: runArgs(d.job, d.action, cfg.runArgs ?? []) });
   }
   return {
-    arrays: byLevel.map((tasks, l) => ({ level: l, tasks, file: path.join(cfg.dir, `level-${l}.sbatch`), script: arrayScript(cfg, l, tasks) })),
+    arrays: byLevel.map((tasks, l) => ({ level: l, tasks, file: path.join(cfg.dir, `level-${l}.sbatch`),
+      script: arrayScript(cfg, l, tasks) })),
     report: { file: path.join(cfg.dir, 'report.sbatch'), script: reportScript(cfg) },
     skipped: decisions.filter((d) => d.action === 'skip').map((d) => d.job),
   };

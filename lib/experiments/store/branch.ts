@@ -60,14 +60,17 @@ export function keepBranchPoint(out: string, step: number): void {
  * `<root>/<preset>/branches/<config>-from-<parent config>-<parent seed folder>-at-<step>/`, where the report
  * and the notebooks find it (lib/report/store/results.ts) and git keeps it (unlike a run's own `branches/` points).
  */
-export function branchResultsDir(preset: string, config: string, from: string, step: number, root = DEFAULT_RESULTS_ROOT): string {
+export function branchResultsDir(preset: string, config: string, from: string, step: number,
+  root = DEFAULT_RESULTS_ROOT): string {
   const parent = fs.existsSync(path.join(from, 'run.json')) ? readRunJson(from).config : undefined;
   const parentName = parent ?? path.basename(path.dirname(path.resolve(from)));
-  return path.join(root, preset, 'branches', `${config}-from-${parentName}-${path.basename(path.resolve(from))}-at-${step}`);
+  return path.join(root, preset, 'branches',
+    `${config}-from-${parentName}-${path.basename(path.resolve(from))}-at-${step}`);
 }
 
 /** Check a branch request before anything is written; throws naming what is wrong. */
-export function validateBranch(from: string, step: number, stages: StageSpec[], child: Pick<RunIdentity, 'config' | 'preset' | 'data'>): void {
+export function validateBranch(from: string, step: number, stages: StageSpec[], child: Pick<RunIdentity,
+  'config' | 'preset' | 'data'>): void {
   if (!Number.isInteger(step) || step < 1) throw new Error(`--at must be an integer >= 1, got ${step}`);
   if (!fs.existsSync(path.join(from, 'run.json'))) throw new Error(`--branch: ${from} holds no run (no run.json)`);
   const parent = readRunJson(from);
@@ -77,10 +80,12 @@ export function validateBranch(from: string, step: number, stages: StageSpec[], 
       (points.length ? `it has ${points.join(', ')}` : 'it kept none: its preset does not keep resume points') + ')');
   }
   for (const k of ['preset', 'data'] as const) {
-    if (parent[k] !== child[k]) throw new Error(`--branch: ${from} ran with ${k} ${parent[k]}, this run has ${child[k]}`);
+    if (parent[k] !== child[k]) throw new Error(`--branch: ${from} ran with ${k} ${parent[k]}, this run has ` +
+      `${child[k]}`);
   }
   const first = stages[0];
-  if (!first || first.kind !== 'grpo') throw new Error(`--branch: config ${child.config} does not start with an RL stage`);
+  if (!first ||
+    first.kind !== 'grpo') throw new Error(`--branch: config ${child.config} does not start with an RL stage`);
   const steps = first.config.steps;
   if (steps !== undefined && step >= steps) {
     throw new Error(`--branch: step ${step} is past the first RL stage of ${child.config} (${steps} steps)`);
@@ -97,7 +102,9 @@ export function loadBranchPoint(from: string, step: number, out: string, tok: To
   if (saved.meta.stage !== 0 || saved.meta.globalStepBase !== 0) {
     saved.model.dispose();
     throw new Error(`--branch: the branch point at step ${step} of ${from}` +
-      `${id ? ` (${id.config})` : ''} is in RL stage ${saved.meta.stage}${saved.meta.globalStepBase !== 0 ? ' after an SFT phase' : ''}; only points before any SFT phase of a single-RL-stage run can be branched`);
+      `${id ? ` (${id.config})` : ''} is in RL stage ` +
+        `${saved.meta.stage}${saved.meta.globalStepBase !== 0 ? ' after an SFT phase' : ''}; only points before any ` +
+        `SFT phase of a single-RL-stage run can be branched`);
   }
   return asResumeState(saved, (metrics: MetricsLog, kept) => {
     const parentMetrics = readMetrics(path.join(from, 'metrics.jsonl')).slice(0, kept.metricsLines);
@@ -106,7 +113,8 @@ export function loadBranchPoint(from: string, step: number, out: string, tok: To
     if (fs.existsSync(rollouts) && kept.rolloutBytes > 0) {
       const mine = path.join(out, 'rollouts.jsonl');
       writing(mine, () => fs.copyFileSync(rollouts, mine));
-      keepFirstBytes(mine, kept.rolloutBytes); // the parent's rollouts up to the branch point, as a resume trims its own
+      // the parent's rollouts up to the branch point, as a resume trims its own
+      keepFirstBytes(mine, kept.rolloutBytes);
     }
   });
 }

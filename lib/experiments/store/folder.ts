@@ -23,7 +23,8 @@ import { DEFAULT_REGIME } from '../registry/regimes';
 export const DEFAULT_RESULTS_ROOT = 'data/results';
 
 /** Whether `root` is the default store, so a suggested command needs no `--results`. */
-export const isDefaultResultsRoot = (root: string): boolean => path.resolve(root) === path.resolve(DEFAULT_RESULTS_ROOT);
+export const isDefaultResultsRoot = (root: string): boolean =>
+  path.resolve(root) === path.resolve(DEFAULT_RESULTS_ROOT);
 
 export type Overrides = Record<string, string | number | boolean>;
 
@@ -44,7 +45,8 @@ export interface RunIdentity {
 }
 
 /** Files of a run folder that are results (anything else, like the launcher's run.log, is not). */
-export const RESULT_ENTRIES = ['run.json', 'metrics.jsonl', 'rollouts.jsonl', 'summary.json', 'checkpoint', 'best', 'resume', 'resume.tmp', 'resume.old'];
+export const RESULT_ENTRIES = ['run.json', 'metrics.jsonl', 'rollouts.jsonl', 'summary.json', 'checkpoint', 'best',
+  'resume', 'resume.tmp', 'resume.old'];
 
 /** The committed excerpt of rollouts.jsonl (lib/experiments/store/rollout_sample.ts). */
 export const ROLLOUT_SAMPLE_FILE = 'rollouts-sample.jsonl';
@@ -101,7 +103,8 @@ export function resumeDir(out: string): string | null {
 /** Fingerprint of the data a run reads: a change in any of these files makes another experiment. */
 export function dataFingerprint(dataDir: string): string {
   const h = crypto.createHash('sha256');
-  for (const rel of ['vocab.json', 'corpus.jsonl', ...['train', 'test', 'format_ood', 'content_ood'].map((s) => `tasks/${s}.jsonl`)]) {
+  for (const rel of ['vocab.json', 'corpus.jsonl', ...['train', 'test', 'format_ood',
+    'content_ood'].map((s) => `tasks/${s}.jsonl`)]) {
     const file = path.join(dataDir, rel);
     h.update(rel + '\0');
     if (fs.existsSync(file)) h.update(fs.readFileSync(file));
@@ -119,9 +122,11 @@ export function resultEntries(dir: string): string[] {
 /** Fields of two identities that differ, as "field: a vs b" (only fields present in both when `shared`). */
 export function identityDiff(a: Partial<RunIdentity>, b: Partial<RunIdentity>, shared = false): string[] {
   const out: string[] = [];
-  for (const k of ['config', 'preset', 'regime', 'seed', 'overrides', 'init', 'backend', 'data', 'branch'] as (keyof RunIdentity)[]) {
+  for (const k of ['config', 'preset', 'regime', 'seed', 'overrides', 'init', 'backend', 'data',
+    'branch'] as (keyof RunIdentity)[]) {
     if (k !== 'regime' && shared && (a[k] === undefined || b[k] === undefined)) continue;
-    const fill = (v: unknown) => (k === 'regime' ? v ?? DEFAULT_REGIME : v ?? null); // a run of before regimes ran in the strong one
+    // a run of before regimes ran in the strong one
+    const fill = (v: unknown) => (k === 'regime' ? v ?? DEFAULT_REGIME : v ?? null);
     const x = JSON.stringify(canonical(fill(a[k])));
     const y = JSON.stringify(canonical(fill(b[k])));
     if (x !== y) out.push(`${k} ${x} vs ${y}`);
@@ -140,7 +145,8 @@ function canonical(v: unknown): unknown {
 export function describeIdentity(id: Partial<RunIdentity>): string {
   const ov = id.overrides && Object.keys(id.overrides).length ? `, overrides ${JSON.stringify(id.overrides)}` : '';
   const regime = id.regime && id.regime !== DEFAULT_REGIME ? `, regime ${id.regime}` : '';
-  return `${id.config}, preset ${id.preset}${regime}, seed ${id.seed}${ov}${id.init ? `, init ${id.init}` : ''}, backend ${id.backend}`;
+  return `${id.config}, preset ${id.preset}${regime}, seed ${id.seed}${ov}${id.init ? `,
+    init ${id.init}` : ''}, backend ${id.backend}`;
 }
 
 /** Read `dir/run.json` (errors name the file). */
@@ -175,9 +181,12 @@ export function isFinished(dir: string): boolean {
 /** How a run uses its folder: a fresh start (refusing results), a fresh start over old results, a continuation. */
 export type RunMode = 'fresh' | 'force' | 'resume';
 
-export const runMode = (o: { resume?: boolean; force?: boolean }): RunMode => (o.resume ? 'resume' : o.force ? 'force' : 'fresh');
+export const runMode = (o: { resume?: boolean; force?: boolean }): RunMode =>
+  (o.resume ? 'resume' : o.force ? 'force' : 'fresh');
 
-/** `run.json` when it is an identity of ours (config, preset, seed, overrides), null when absent; a Refusal otherwise. */
+/**
+ * `run.json` when it is an identity of ours (config, preset, seed, overrides), null when absent; a Refusal otherwise.
+ */
 function ownIdentity(dir: string): Partial<RunIdentity> | null {
   const file = path.join(dir, 'run.json');
   if (!fs.existsSync(file)) return null;
@@ -185,15 +194,19 @@ function ownIdentity(dir: string): Partial<RunIdentity> | null {
   try {
     v = readRunJson(dir);
   } catch (e) {
-    throw new Refusal(`${(e as Error).message}: not a run folder of this tool, so nothing in it is cleared`, EXIT.notARunFolder);
+    throw new Refusal(`${(e as Error).message}: not a run folder of this tool, so nothing in it is cleared`,
+      EXIT.notARunFolder);
   }
-  if (!v || typeof v !== 'object' || typeof v.config !== 'string' || typeof v.preset !== 'string' || typeof v.seed !== 'number') {
-    throw new Refusal(`${file} is not a run identity of this tool (no config, preset and seed): nothing in ${dir} is cleared`, EXIT.notARunFolder);
+  if (!v || typeof v !== 'object' || typeof v.config !== 'string' || typeof v.preset !== 'string' ||
+    typeof v.seed !== 'number') {
+    throw new Refusal(`${file} is not a run identity of this tool (no config, preset and seed): nothing in ${dir} ` +
+      `is cleared`, EXIT.notARunFolder);
   }
   return v;
 }
 
-const listed = (names: string[]) => names.slice(0, 5).join(', ') + (names.length > 5 ? `, ... (${names.length} entries)` : '');
+const listed = (names: string[]) => names.slice(0, 5).join(', ') +
+  (names.length > 5 ? `, ... (${names.length} entries)` : '');
 
 /**
  * One run's folder and its lifecycle: `check` (touching nothing), `open` (lock, check again, clear or verify,
@@ -213,15 +226,18 @@ export class RunFolder {
   /** Refuse, naming the folder and why, when a run in `mode` may not use it. Writes nothing. */
   check(mode: RunMode): void {
     const dir = this.dir;
-    if (fs.existsSync(dir) && !fs.statSync(dir).isDirectory()) throw new Refusal(`${dir} is not a folder`, EXIT.notARunFolder);
+    if (fs.existsSync(dir) && !fs.statSync(dir).isDirectory()) throw new Refusal(`${dir} is not a folder`,
+      EXIT.notARunFolder);
     const holder = fs.existsSync(dir) ? lockHolder(dir) : null;
     if (holder) throw inUse('run folder', dir, holder);
     if (mode === 'resume') {
       if (resumeDir(dir) === null) {
-        throw new Refusal(`--resume: no resume state in ${path.join(dir, 'resume')} (a run saves one every checkpointEvery RL steps)`, EXIT.cannotResume);
+        throw new Refusal(`--resume: no resume state in ${path.join(dir, 'resume')} (a run saves one every ` +
+          `checkpointEvery RL steps)`, EXIT.cannotResume);
       }
       if (unfinishedReason(dir) === null) {
-        throw new Refusal(`--resume: ${dir} holds a finished run (summary.json); nothing to resume (--force starts it again)`, EXIT.cannotResume);
+        throw new Refusal(`--resume: ${dir} holds a finished run (summary.json); nothing to resume (--force starts ` +
+          `it again)`, EXIT.cannotResume);
       }
       return; // a continuation removes nothing
     }
@@ -236,7 +252,8 @@ export class RunFolder {
     const held = resultEntries(dir);
     if (mode === 'fresh' && held.length) {
       const resumable = resumeDir(dir) !== null && unfinishedReason(dir) !== null;
-      throw new Refusal(`${dir} already holds results (${held.join(', ')}): pass --force to remove them (only the entries a run ` +
+      throw new Refusal(`${dir} already holds results (${held.join(', ')}): pass --force to remove them (only the ` +
+        `entries a run ` +
         `writes) and start again${resumable ? ', or --resume to continue the killed run' : ''}`, EXIT.holdsResults);
     }
   }

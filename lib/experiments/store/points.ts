@@ -35,16 +35,21 @@ export interface PointsFile {
   points: PointEval[];
 }
 
-/** The branch points of `runDir` to evaluate: `steps` if given, else POINTS_AROUND on each side of its collapse step. */
+/**
+ * The branch points of `runDir` to evaluate: `steps` if given, else POINTS_AROUND on each side of its collapse step.
+ */
 export function pointsAround(runDir: string, steps?: number[]): { steps: number[]; collapseStep: number | null } {
   const have = listBranchPoints(runDir);
-  if (!have.length) throw new Error(`${runDir} has no branch points (branches/step-*/state.json; the full preset keeps them, checkpoints are not committed)`);
+  if (!have.length) throw new Error(`${runDir} has no branch points (branches/step-*/state.json; the full preset ` +
+    `keeps them, checkpoints are not committed)`);
   if (steps && steps.length) {
     const missing = steps.filter((s) => !have.includes(s));
-    if (missing.length) throw new Error(`${runDir} has no branch point at step ${missing.join(', ')} (it has ${have.join(', ')})`);
+    if (missing.length) throw new Error(`${runDir} has no branch point at step ${missing.join(', ')} (it has ` +
+      `${have.join(', ')})`);
     return { steps, collapseStep: null };
   }
-  const summary = JSON.parse(fs.readFileSync(path.join(runDir, 'summary.json'), 'utf8')) as { rl?: { collapseStep?: number | null } };
+  const summary = JSON.parse(fs.readFileSync(path.join(runDir, 'summary.json'),
+    'utf8')) as { rl?: { collapseStep?: number | null } };
   const c = summary.rl?.collapseStep ?? null;
   if (c === null) throw new Error(`${runDir} did not collapse (summary.json rl.collapseStep is null): give --steps`);
   const before = have.filter((s) => s < c).slice(-POINTS_AROUND);
@@ -52,20 +57,24 @@ export function pointsAround(runDir: string, steps?: number[]): { steps: number[
   return { steps: [...before, ...after], collapseStep: c };
 }
 
-export function evaluatePoints(runDir: string, opts: { steps?: number[]; splits?: EvalSplitName[]; dataDir?: string; progress?: boolean } = {}): PointsFile {
+export function evaluatePoints(runDir: string,
+  opts: { steps?: number[]; splits?: EvalSplitName[]; dataDir?: string; progress?: boolean } = {}): PointsFile {
   const dataDir = opts.dataDir ?? 'data';
   const splits = opts.splits ?? ['id', 'format_ood'];
   const { steps, collapseStep } = pointsAround(runDir, opts.steps);
   const tok = loadTokenizer(path.join(dataDir, 'vocab.json'));
   const points: PointEval[] = [];
   for (const step of steps) {
-    const { model } = loadCheckpoint(path.join(branchPointDir(runDir, step), 'model'), { expectVocabFingerprint: tok.fingerprint });
+    const { model } = loadCheckpoint(path.join(branchPointDir(runDir, step), 'model'),
+      { expectVocabFingerprint: tok.fingerprint });
     try {
       const ev: PointEval['eval'] = {};
       for (const split of splits) {
         const tasks = loadTasks(split === 'id' || split === 'id_constrained' ? 'test' : split, dataDir);
-        const bar = new ProgressBar({ total: tasks.length, label: `step ${step} ${split}`, silent: opts.progress === false });
-        const { results, ...rest } = evaluateModel(model, tok, tasks, { syntax: splitSyntax(split), onProgress: (d) => bar.update(d) });
+        const bar = new ProgressBar({ total: tasks.length, label: `step ${step} ${split}`,
+          silent: opts.progress === false });
+        const { results, ...rest } = evaluateModel(model, tok, tasks,
+          { syntax: splitSyntax(split), onProgress: (d) => bar.update(d) });
         bar.finish(`mean ${rest.mean.toFixed(3)}`);
         ev[split] = { ...rest, outcomes: outcomeStrings(results) };
       }
@@ -74,7 +83,8 @@ export function evaluatePoints(runDir: string, opts: { steps?: number[]; splits?
       model.dispose();
     }
   }
-  const out: PointsFile = { run: path.basename(path.dirname(runDir)) + '/' + path.basename(runDir), collapseStep, points };
+  const out: PointsFile = { run: path.basename(path.dirname(runDir)) + '/' + path.basename(runDir), collapseStep,
+    points };
   writeJsonAtomic(path.join(runDir, 'points.json'), out);
   return out;
 }

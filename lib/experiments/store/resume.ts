@@ -116,7 +116,8 @@ export interface ResumeState {
 function checkMeta(m: ResumeMeta, file: string): void {
   const bad = (what: string) => new Error(`${file}: ${what}`);
   if (!m || typeof m !== 'object') throw bad('expected a JSON object');
-  if (m.identity !== undefined && (m.identity === null || typeof m.identity !== 'object')) throw bad('"identity" must be an object');
+  if (m.identity !== undefined &&
+    (m.identity === null || typeof m.identity !== 'object')) throw bad('"identity" must be an object');
   for (const k of ['stage', 'globalStepBase', 'metricsLines', 'rolloutBytes'] as const) {
     if (!Number.isInteger(m[k]) || m[k] < 0) throw bad(`"${k}" must be an integer >= 0, got ${JSON.stringify(m[k])}`);
   }
@@ -124,9 +125,11 @@ function checkMeta(m: ResumeMeta, file: string): void {
     throw bad('"trainer" must hold step and rngState');
   }
   const o = m.optimizer;
-  if (!o || !Number.isInteger(o.stepCount) || !Array.isArray(o.tensors)) throw bad('"optimizer" must hold stepCount and tensors');
+  if (!o || !Number.isInteger(o.stepCount) ||
+    !Array.isArray(o.tensors)) throw bad('"optimizer" must hold stepCount and tensors');
   for (const t of o.tensors) {
-    if (!t || typeof t.name !== 'string' || (t.which !== 'm' && t.which !== 'v') || !Number.isInteger(t.length) || t.length < 0) {
+    if (!t || typeof t.name !== 'string' || (t.which !== 'm' && t.which !== 'v') || !Number.isInteger(t.length) ||
+      t.length < 0) {
       throw bad(`optimizer tensor entry ${JSON.stringify(t)} is malformed`);
     }
   }
@@ -171,7 +174,9 @@ function readStateFiles(dir: string, tok: Tokenizer): SavedState {
   for (const t of meta.optimizer.tensors) {
     const a = new Float32Array(buf.buffer.slice(buf.byteOffset + offset, buf.byteOffset + offset + t.length * 4));
     for (let i = 0; i < a.length; i++) {
-      if (!Number.isFinite(a[i])) throw new Error(`${binFile}: optimizer moment ${t.which}/${t.name} holds a non-finite value at index ${i}`);
+      if (!Number.isFinite(a[i])) {
+        throw new Error(`${binFile}: optimizer moment ${t.which}/${t.name} holds a non-finite value at index ${i}`);
+      }
     }
     opt[t.which][t.name] = a;
     offset += t.length * 4;
@@ -181,7 +186,8 @@ function readStateFiles(dir: string, tok: Tokenizer): SavedState {
 }
 
 /** A ResumeState over a read state folder; `trimLogs` decides where the kept logs come from. */
-export function asResumeState(s: SavedState, trimLogs: (metrics: MetricsLog, kept: { metricsLines: number; rolloutBytes: number }) => void): ResumeState {
+export function asResumeState(s: SavedState, trimLogs: (metrics: MetricsLog,
+  kept: { metricsLines: number; rolloutBytes: number }) => void): ResumeState {
   return {
     stage: s.meta.stage,
     globalStepBase: s.meta.globalStepBase,

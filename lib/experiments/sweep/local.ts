@@ -80,7 +80,8 @@ export const childLauncher: Launcher = (_job, args, logFile, abort) => new Promi
 
 function tail(file: string, lines = 20): string {
   if (!fs.existsSync(file)) return '(no run.log)';
-  return fs.readFileSync(file, 'utf8').replace(/\r/g, '\n').split('\n').filter((l) => l.trim()).slice(-lines).join('\n');
+  const all = fs.readFileSync(file, 'utf8').replace(/\r/g, '\n').split('\n');
+  return all.filter((l) => l.trim()).slice(-lines).join('\n');
 }
 
 /** The ID mean of a finished run's summary, or null when the file is missing or has none. */
@@ -125,7 +126,8 @@ class Sweep {
   private counter = 0;
   onFinish: () => void = () => undefined;
 
-  constructor(private readonly jobs: SweepJob[], private readonly opts: SweepOptions, private readonly resolve: (f: SweepFailure[]) => void) {
+  constructor(private readonly jobs: SweepJob[], private readonly opts: SweepOptions,
+    private readonly resolve: (f: SweepFailure[]) => void) {
     this.concurrency = Math.max(1, Math.floor(opts.concurrency ?? 2));
     this.launch = opts.launch ?? childLauncher;
     this.log = opts.log ?? ((l: string) => process.stdout.write(l + '\n'));
@@ -148,25 +150,31 @@ class Sweep {
     if (!this.durations.size) return '';
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     const slowest = Math.max(...Array.from(this.durations.values(), mean));
-    const left = this.jobs.filter((j) => this.state.get(j) === 'pending' || this.state.get(j) === 'running'); // this one included
-    const total = left.reduce((a, j) => a + (this.durations.has(j.config) ? mean(this.durations.get(j.config)!) : slowest), 0);
+    // this one included
+    const left = this.jobs.filter((j) => this.state.get(j) === 'pending' || this.state.get(j) === 'running');
+    const total = left.reduce((a, j) => a + (this.durations.has(j.config) ?
+      mean(this.durations.get(j.config)!) : slowest), 0);
     return left.length ? ` | ${left.length} left, eta ${formatDuration(total / this.concurrency)}` : '';
   }
 
   /** `showLog`: print the tail of run.log (only for a run that this sweep started and that failed on its own). */
-  private fail(j: SweepJob, n: number, code: number | null, reason: string, opts: { showLog?: boolean; interrupted?: boolean } = {}): void {
+  private fail(j: SweepJob, n: number, code: number | null, reason: string,
+    opts: { showLog?: boolean; interrupted?: boolean } = {}): void {
     const logFile = path.join(j.out, 'run.log');
     this.state.set(j, 'failed');
-    const f: SweepFailure = { job: j, code, reason, logTail: tail(logFile), ...(opts.interrupted ? { interrupted: true } : {}) };
+    const f: SweepFailure = { job: j, code, reason, logTail: tail(logFile),
+      ...(opts.interrupted ? { interrupted: true } : {}) };
     this.failures.push(f);
     this.log(`${this.tag(n, j)} FAILED: ${reason}${this.eta()}`);
-    if (opts.showLog) this.log(`  last lines of ${logFile}:\n${f.logTail.split('\n').map((l) => '    ' + l).join('\n')}`);
+    if (opts.showLog) this.log(`  last lines of ` +
+      `${logFile}:\n${f.logTail.split('\n').map((l) => '    ' + l).join('\n')}`);
   }
 
   interrupt(sig: NodeJS.Signals): void {
     if (this.interrupted) return;
     this.interrupted = sig;
-    this.log(`interrupted (${sig}): stopping ${this.running} running run(s) and waiting for them; a rerun resumes them`);
+    this.log(`interrupted (${sig}): stopping ${this.running} running run(s) and waiting for them; a rerun resumes ` +
+      `them`);
     this.aborter.abort();
     if (this.running === 0) this.pump();
   }
@@ -175,7 +183,8 @@ class Sweep {
   private start(j: SweepJob): void {
     const n = ++this.counter;
     const d = this.dep.get(j);
-    if (d && this.state.get(d) === 'failed') return this.fail(j, n, null, `its init run ${d.config} seed ${d.seed} failed`);
+    if (d && this.state.get(d) === 'failed') return this.fail(j, n, null,
+      `its init run ${d.config} seed ${d.seed} failed`);
     const holder = lockHolder(j.out);
     if (holder) return this.fail(j, n, null, `${j.out} is in use by process ${holder.pid} (since ${holder.started})`);
     fs.mkdirSync(j.out, { recursive: true });
@@ -208,7 +217,8 @@ class Sweep {
     this.state.set(j, 'ok');
     this.durations.set(j.config, [...(this.durations.get(j.config) ?? []), secs]);
     const id = idMean(j.out);
-    this.log(`${this.tag(n, j)} done in ${formatDuration(secs)}${id === null ? '' : `: ID ${id.toFixed(3)}`}${this.eta()}`);
+    this.log(`${this.tag(n, j)} done in ` +
+      `${formatDuration(secs)}${id === null ? '' : `: ID ${id.toFixed(3)}`}${this.eta()}`);
   }
 
   /**
@@ -232,7 +242,8 @@ class Sweep {
     for (const j of this.jobs) {
       if (this.state.get(j) !== 'pending') continue;
       // interrupted: never started; otherwise it waits on a job that can never finish (a dependency cycle)
-      if (this.interrupted) this.fail(j, ++this.counter, null, `not started: interrupted by ${this.interrupted}`, { interrupted: true });
+      if (this.interrupted) this.fail(j, ++this.counter, null, `not started: interrupted by ${this.interrupted}`,
+        { interrupted: true });
       else this.fail(j, ++this.counter, null, 'dependency cycle');
     }
     this.onFinish();

@@ -49,13 +49,17 @@ export interface DecideOptions {
 /** The repository root: lib/experiments/ is two levels below it. Runs start here. */
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 
-/** `dir` as a run started in the repository root should see it: relative inside the repository, so run.log names no machine path. */
+/**
+ * `dir` as a run started in the repository root should see it: relative inside the repository, so run.log names no
+ * machine path.
+ */
 export function childPath(dir: string): string {
   const rel = path.relative(REPO_ROOT, path.resolve(dir));
   return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : path.resolve(dir);
 }
 
-export const jobKey = (config: string, seed: number, preset: string, regime: string) => `${preset}:${regime}/${config}/seed-${seed}`;
+export const jobKey = (config: string, seed: number, preset: string, regime: string) =>
+  `${preset}:${regime}/${config}/seed-${seed}`;
 
 /** The `toolrl run` arguments of a job to run (action 'resume' or 'fresh'), then `extraArgs` (e.g. --backend wasm). */
 export function runArgs(job: SweepJob, action: Exclude<RunAction, 'skip'>, extraArgs: string[] = []): string[] {
@@ -86,13 +90,15 @@ export function decideRuns(jobs: SweepJob[], opts: DecideOptions = {}): RunDecis
       if (d.action === 'skip' || !init || init.action !== 'skip' || hasWeights(checkpointDir(init.job.out))) continue;
       init.action = 'fresh';
       changed = true;
-      log(`re-running ${init.job.config} seed ${init.job.seed}: finished, but ${d.job.config} starts from its checkpoint, ` +
+      log(`re-running ${init.job.config} seed ${init.job.seed}: finished, but ${d.job.config} starts from its ` +
+        `checkpoint, ` +
         'which is not here (checkpoints are not committed)');
     }
   }
   for (const d of decisions) {
     // an unfinished run that saved a resume state was killed mid-run: it continues where it was cut off
-    if (d.action === 'fresh' && unfinishedReason(d.job.out) !== null && resumeDir(d.job.out) !== null) d.action = 'resume';
+    if (d.action === 'fresh' && unfinishedReason(d.job.out) !== null && resumeDir(d.job.out) !== null) d.action =
+      'resume';
   }
   const skipped = decisions.filter((d) => d.action === 'skip').length;
   if (skipped) log(`skipped ${skipped} of ${jobs.length} run(s): finished (summary.json matches run.json)`);
@@ -117,16 +123,19 @@ export function planJobs(preset: Preset | string, opts: PlanOptions = {}): Sweep
     if (!s) throw new Error(`${what}: unknown config "${name}" (known: ${specs.map((x) => x.name).join(', ')})`);
     return s;
   };
-  const selected = opts.only && opts.only.length ? opts.only.map((n) => find(n, '--only')) : specs.filter((s) => studyGroups(p).includes(s.group));
+  const selected = opts.only && opts.only.length ? opts.only.map((n) => find(n, '--only')) : specs.filter((s) =>
+    studyGroups(p).includes(s.group));
   const jobs: SweepJob[] = [];
   const seen = new Set<string>();
   const add = (s: ExperimentSpec, seed: number, chain: string[]) => {
-    if (chain.includes(s.name)) throw new Error(`config "${s.name}": init dependency cycle ${[...chain, s.name].join(' -> ')}`);
+    if (chain.includes(s.name)) throw new Error(`config "${s.name}": init dependency cycle ` +
+      `${[...chain, s.name].join(' -> ')}`);
     const key = jobKey(s.name, seed, p.name, p.regime.name);
     if (seen.has(key)) return;
     if (s.init.kind === 'experiment') add(find(s.init.name, `config "${s.name}" init`), seed, [...chain, s.name]);
     seen.add(key);
-    jobs.push({ config: s.name, seed, preset: p.name, regime: p.regime.name, out: resultsDir(p.store, s.name, seed, opts.root) });
+    jobs.push({ config: s.name, seed, preset: p.name, regime: p.regime.name,
+      out: resultsDir(p.store, s.name, seed, opts.root) });
   };
   // seed-major: every config of seed 1 first, so an interrupted study still has one complete seed
   for (const seed of opts.seeds ?? p.seeds) for (const s of selected) add(s, seed, []);

@@ -43,7 +43,8 @@ const num = numberField;
 const PERCENT = 100;
 
 /** `key` over global steps, for records passing `keep`, as {x, y} sorted by step. */
-export function curve(records: MetricRecord[], key: string, keep: (r: MetricRecord) => boolean = () => true): { x: number[]; y: number[] } {
+export function curve(records: MetricRecord[], key: string, keep: (r: MetricRecord) => boolean = () =>
+  true): { x: number[]; y: number[] } {
   const pts: [number, number][] = [];
   for (const r of records) {
     const x = stepOf(r);
@@ -55,7 +56,8 @@ export function curve(records: MetricRecord[], key: string, keep: (r: MetricReco
 }
 
 /** `key` over RL steps (the n-th RL record of the run is step n, whatever its stage), for RL records passing `keep`. */
-export function rlCurve(records: MetricRecord[], key: string, keep: (r: MetricRecord) => boolean = () => true): { x: number[]; y: number[] } {
+export function rlCurve(records: MetricRecord[], key: string,
+  keep: (r: MetricRecord) => boolean = () => true): { x: number[]; y: number[] } {
   const x: number[] = [];
   const y: number[] = [];
   grpoRecords(records).forEach((r, i) => {
@@ -71,7 +73,8 @@ export function rlCurve(records: MetricRecord[], key: string, keep: (r: MetricRe
 /** Mean, lowest and highest over runs at every step any run logged (over the runs that logged it), and how many did. */
 export interface BandCurve { x: number[]; mean: number[]; lo: number[]; hi: number[]; n: number[] }
 
-export function bandCurve(runs: MetricRecord[][], key: string, keep?: (r: MetricRecord) => boolean, axis: 'rl' | 'global' = 'global'): BandCurve {
+export function bandCurve(runs: MetricRecord[][], key: string, keep?: (r: MetricRecord) => boolean,
+  axis: 'rl' | 'global' = 'global'): BandCurve {
   const at = new Map<number, number[]>();
   for (const run of runs) {
     const c = axis === 'rl' ? rlCurve(run, key, keep) : curve(run, key, keep);
@@ -84,7 +87,8 @@ export function bandCurve(runs: MetricRecord[][], key: string, keep?: (r: Metric
 }
 
 /** The mean over runs of `key` at each step that any run logged (over the runs that logged it). */
-export function meanCurve(runs: MetricRecord[][], key: string, keep?: (r: MetricRecord) => boolean): { x: number[]; y: number[] } {
+export function meanCurve(runs: MetricRecord[][], key: string,
+  keep?: (r: MetricRecord) => boolean): { x: number[]; y: number[] } {
   const b = bandCurve(runs, key, keep);
   return { x: b.x, y: b.mean };
 }
@@ -112,16 +116,20 @@ function methodTraces(m: MethodRuns, i: number, key: string, keep: ((r: MetricRe
   if (opts.seeds) {
     m.runs.forEach((run, s) => {
       const c = axis === 'rl' ? rlCurve(run, key, keep) : curve(run, key, keep);
-      if (c.x.length) out.push({ type: 'scatter', mode: 'lines', name: `${m.label}, seed ${m.seeds?.[s] ?? s + 1}`, x: c.x, y: scale(c.y, k), ...group,
+      if (c.x.length) out.push({ type: 'scatter', mode: 'lines', name: `${m.label}, seed ${m.seeds?.[s] ?? s + 1}`,
+        x: c.x, y: scale(c.y, k), ...group,
         line: { color, width: 1, dash: 'dot' }, opacity: 0.7 });
     });
   } else if (m.runs.length > 1) {
-    out.push({ type: 'scatter', mode: 'lines', name: `${m.label} highest seed`, x: b.x, y: scale(b.hi, k), ...group, line: { width: 0, color } });
-    out.push({ type: 'scatter', mode: 'lines', name: `${m.label} lowest seed`, x: b.x, y: scale(b.lo, k), ...group, line: { width: 0, color },
+    out.push({ type: 'scatter', mode: 'lines', name: `${m.label} highest seed`, x: b.x, y: scale(b.hi, k), ...group,
+      line: { width: 0, color } });
+    out.push({ type: 'scatter', mode: 'lines', name: `${m.label} lowest seed`, x: b.x, y: scale(b.lo, k), ...group,
+      line: { width: 0, color },
       fill: 'tonexty', fillcolor: withAlpha(color, 0.18) });
   }
   const seeds = m.runs.length === 1 ? '1 seed' : `mean of ${m.runs.length} seeds`;
-  out.push({ type: 'scatter', mode: markers ? 'lines+markers' : 'lines', name: `${m.label} (${seeds})`, x: b.x, y: scale(b.mean, k),
+  out.push({ type: 'scatter', mode: markers ? 'lines+markers' : 'lines', name: `${m.label} (${seeds})`, x: b.x,
+    y: scale(b.mean, k),
     legendgroup: m.label, line: { color, dash, width: 2 }, marker: { color, size: 5 } });
   return out;
 }
@@ -139,7 +147,8 @@ function addLevels(fig: PlotlyFigure, levels: { label: string; value: number }[]
 
 /** The last validation of a run without RL steps (its SFT epochs' validation), or undefined. */
 function lastSftValidation(runs: MetricRecord[][]): number | undefined {
-  const last = runs.map((run) => run.filter((r) => r.phase === 'sft-val').map((r) => num(r, 'valAccuracy')).filter((v): v is number => v !== undefined).pop())
+  const last = runs.map((run) => run.filter((r) => r.phase === 'sft-val').map((r) =>
+    num(r, 'valAccuracy')).filter((v): v is number => v !== undefined).pop())
     .filter((v): v is number => v !== undefined);
   return last.length ? last.reduce((a, b) => a + b, 0) / last.length : undefined;
 }
@@ -147,8 +156,10 @@ function lastSftValidation(runs: MetricRecord[][]): number | undefined {
 function methodFigure(methods: MethodRuns[], key: string, keep: ((r: MetricRecord) => boolean) | undefined,
   title: string, yTitle: string, opts: CurveOptions, markers: boolean, sftLevels: boolean): PlotlyFigure {
   const axis = opts.axis ?? 'rl';
-  const fig = lineFigure({ title: `${title}<br><sub>${opts.seeds ? 'thin dotted lines: single seeds' : 'band: lowest to highest seed'}</sub>`,
-    x: [], series: [], xTitle: axis === 'rl' ? 'RL step (all RL stages, SFT phases not counted)' : 'global step (SFT + RL)', yTitle });
+  const how = opts.seeds ? 'thin dotted lines: single seeds' : 'band: lowest to highest seed';
+  const fig = lineFigure({ title: `${title}<br><sub>${how}</sub>`,
+    x: [], series: [],
+      xTitle: axis === 'rl' ? 'RL step (all RL stages, SFT phases not counted)' : 'global step (SFT + RL)', yTitle });
   fig.layout.margin = { l: 60, r: 20, t: 70, b: 50 };
   const levels = [...(opts.references ?? [])];
   let drawn = 0;
@@ -167,23 +178,31 @@ function methodFigure(methods: MethodRuns[], key: string, keep: ((r: MetricRecor
 }
 
 /** Greedy validation accuracy (%), one mean line and band per method (RL validations; SFT-only methods as levels). */
-export function valAccuracyFigure(methods: MethodRuns[], title = 'Validation accuracy', opts: CurveOptions = {}): PlotlyFigure {
+export function valAccuracyFigure(methods: MethodRuns[], title = 'Validation accuracy',
+  opts: CurveOptions = {}): PlotlyFigure {
   const keep = (r: MetricRecord) => r.phase === 'grpo' || ((opts.axis ?? 'rl') === 'global' && r.phase === 'sft-val');
   return methodFigure(methods, 'valAccuracy', keep, title, 'validation accuracy (%)', opts, true, true);
 }
 
-/** Mean sampled reward (%) of the RL rollouts per step, one mean line and band per method (methods without RL have none). */
-export function rewardFigure(methods: MethodRuns[], title = 'Sampled reward of the RL rollouts', opts: CurveOptions = {}): PlotlyFigure {
-  return methodFigure(methods, 'reward', (r) => r.phase === 'grpo', title, 'sampled reward (% of rollouts passing)', opts, false, false);
+/**
+ * Mean sampled reward (%) of the RL rollouts per step, one mean line and band per method (methods without RL have
+ * none).
+ */
+export function rewardFigure(methods: MethodRuns[], title = 'Sampled reward of the RL rollouts',
+  opts: CurveOptions = {}): PlotlyFigure {
+  return methodFigure(methods, 'reward', (r) => r.phase === 'grpo', title, 'sampled reward (% of rollouts passing)',
+    opts, false, false);
 }
 
 /** Any per-step RL field that is a share (0..1), in percent, per method: e.g. 'zeroRewardGroups', 'fullCollapse'. */
-export function shareFigure(methods: MethodRuns[], key: string, title: string, yTitle: string, opts: CurveOptions = {}): PlotlyFigure {
+export function shareFigure(methods: MethodRuns[], key: string, title: string, yTitle: string,
+  opts: CurveOptions = {}): PlotlyFigure {
   return methodFigure(methods, key, (r) => r.phase === 'grpo', title, yTitle, opts, false, false);
 }
 
 /** One run's RL fields on global steps; `k` scales the values (100 for shares). */
-function runFigure(records: MetricRecord[], keys: [string, string][], title: string, yTitle: string, k = 1, signed = false): PlotlyFigure {
+function runFigure(records: MetricRecord[], keys: [string, string][], title: string, yTitle: string, k = 1,
+  signed = false): PlotlyFigure {
   const rl = (r: MetricRecord) => r.phase === 'grpo';
   const series: LineSeries[] = keys.map(([key, name]) => {
     const c = curve(records, key, rl);
@@ -201,7 +220,8 @@ const LOG_PROBABILITY = { type: 'log', range: [-6, 0.05], exponentformat: 'power
  * other token's, on a log axis.
  */
 export function probeFigure(records: MetricRecord[], title = 'Probe after <tool_call>\\n'): PlotlyFigure {
-  const fig = runFigure(records, [['pJsonOpen', 'p({") healthy'], ['pImEnd', 'p(<|im_end|>) collapse'], ['pToolCall', 'p(<tool_call>) repeat'],
+  const fig = runFigure(records, [['pJsonOpen', 'p({") healthy'], ['pImEnd', 'p(<|im_end|>) collapse'],
+    ['pToolCall', 'p(<tool_call>) repeat'],
     ['pTopOther', 'p(most likely other token)']], title, 'probability (log)');
   fig.layout.yaxis = { ...(fig.layout.yaxis as Record<string, unknown>), ...LOG_PROBABILITY };
   return fig;
@@ -214,9 +234,11 @@ export function probeFigure(records: MetricRecord[], title = 'Probe after <tool_
  */
 export function collapseFigure(records: MetricRecord[], title = 'Validation accuracy and the probe'): PlotlyFigure {
   const fig = runFigure(records, [['valAccuracy', 'validation accuracy (%)'], ['reward', 'sampled reward (%)'],
-    ['healthyCall', 'healthy-call share, sampled (%)'], ['pJsonOpen', 'p({")'], ['pImEnd', 'p(<|im_end|>)'], ['pToolCall', 'p(<tool_call>)'],
+    ['healthyCall', 'healthy-call share, sampled (%)'], ['pJsonOpen', 'p({")'], ['pImEnd', 'p(<|im_end|>)'],
+      ['pToolCall', 'p(<tool_call>)'],
     ['pTopOther', 'p(most likely other token)']], title, 'percent', PERCENT);
-  // the probe's probabilities on a second, logarithmic axis (right), back on their own scale; the rest linear, in percent (left)
+  // the probe's probabilities on a second, logarithmic axis (right), back on their own scale; the rest linear, in
+  // percent (left)
   for (const d of fig.data) {
     if (d.name === 'validation accuracy (%)') d.mode = 'lines+markers';
     if (d.name === 'sampled reward (%)') d.line = { ...(d.line as object), width: 1 };
@@ -232,13 +254,16 @@ export function collapseFigure(records: MetricRecord[], title = 'Validation accu
 
 /** Structural-state shares (%) of the sampled assistant messages per RL step. */
 export function statesFigure(records: MetricRecord[], title = 'Structural states of sampled messages'): PlotlyFigure {
-  return runFigure(records, [['healthyCall', 'healthy call'], ['healthyResponse', 'healthy response'], ['pollution', 'pollution'],
+  return runFigure(records, [['healthyCall', 'healthy call'], ['healthyResponse', 'healthy response'],
+    ['pollution', 'pollution'],
     ['fullCollapse', 'full collapse']], title, 'share of messages (%)', PERCENT);
 }
 
 /** The A.5 gradient split on the three control-token logits: push on the sampled token vs on the others. */
-export function gradSplitFigure(records: MetricRecord[], title = 'Policy-gradient push on control-token logits'): PlotlyFigure {
-  return runFigure(records, [['selfJsonOpen', '{" self'], ['otherJsonOpen', '{" other'], ['selfImEnd', '<|im_end|> self'],
+export function gradSplitFigure(records: MetricRecord[], title =
+  'Policy-gradient push on control-token logits'): PlotlyFigure {
+  return runFigure(records, [['selfJsonOpen', '{" self'], ['otherJsonOpen', '{" other'],
+    ['selfImEnd', '<|im_end|> self'],
     ['otherImEnd', '<|im_end|> other'], ['selfToolCall', '<tool_call> self'], ['otherToolCall', '<tool_call> other']],
   title, 'summed logit gradient', 1, true);
 }
@@ -250,16 +275,24 @@ export function methodRuns(store: ResultsStore, groups: ExperimentGroup[] = ['me
 }
 
 /** `methodRuns` for the named configs, in the order given (configs missing from the store are left out). */
-export function configRuns(store: ResultsStore, configs: string[], label: (name: string, fallback: string) => string = (_n, l) => l): MethodRuns[] {
-  return configs.map((c) => store.experiments.find((e) => e.spec.name === c)).filter((e): e is ResultsStore['experiments'][number] => e !== undefined)
-    .map((e) => ({ label: label(e.spec.name, e.spec.label), runs: e.seeds.map((s) => s.metrics), seeds: e.seeds.map((s) => s.seed) }));
+export function configRuns(store: ResultsStore, configs: string[],
+  label: (name: string, fallback: string) => string = (_n, l) => l): MethodRuns[] {
+  return configs.map((c) =>
+    store.experiments.find((e) => e.spec.name === c)).filter((e): e is ResultsStore['experiments'][number] =>
+    e !== undefined)
+    .map((e) => ({ label: label(e.spec.name, e.spec.label), runs: e.seeds.map((s) => s.metrics),
+    seeds: e.seeds.map((s) => s.seed) }));
 }
 
-/** Validation accuracy of vanilla RL and every signal at the collapse rate (mean and band over seeds); null with fewer than two runs. */
+/**
+ * Validation accuracy of vanilla RL and every signal at the collapse rate (mean and band over seeds); null with fewer
+ * than two runs.
+ */
 export function collapseRateFigure(store: ResultsStore, opts: CurveOptions = {}): PlotlyFigure | null {
   const runs = collapseRateRuns(store);
   if (runs.length < 2) return null;
-  return valAccuracyFigure(runs.map((e) => ({ label: collapseRateLabel(e), runs: e.seeds.map((s) => s.metrics), seeds: e.seeds.map((s) => s.seed) })),
+  return valAccuracyFigure(runs.map((e) => ({ label: collapseRateLabel(e), runs: e.seeds.map((s) => s.metrics),
+    seeds: e.seeds.map((s) => s.seed) })),
     `Validation accuracy at the collapse rate ${formatLr(COLLAPSE_LR)}`, opts);
 }
 
@@ -290,9 +323,11 @@ export function branchFigure(parent: MetricRecord[], branch: MetricRecord[], ste
     { series: { name: `${label}: sampled reward`, ...curve(records, 'reward', (r) => rl(r) && keep(r)) },
       style: { line: { color, width: 1, dash: 'dot' } } },
   ]).filter((t) => t.series.x.length);
-  const fig = lineFigure({ title, x: [], series: traces.map((t) => ({ ...t.series, y: scale(t.series.y, PERCENT) })), xTitle: 'global step',
+  const fig = lineFigure({ title, x: [], series: traces.map((t) => ({ ...t.series, y: scale(t.series.y, PERCENT) })),
+    xTitle: 'global step',
     yTitle: 'accuracy / reward (%)' });
   fig.data.forEach((d, i) => Object.assign(d, traces[i].style));
-  fig.layout.shapes = [{ type: 'line', x0: step, x1: step, yref: 'paper', y0: 0, y1: 1, line: { dash: 'dot', width: 1, color: '#888' } }];
+  fig.layout.shapes = [{ type: 'line', x0: step, x1: step, yref: 'paper', y0: 0, y1: 1,
+    line: { dash: 'dot', width: 1, color: '#888' } }];
   return fromZero(fig);
 }

@@ -54,7 +54,8 @@ export function withAlpha(hex: string, alpha: number): string {
  * the right pushes it further out (`legendBeside(fig, true)`).
  */
 export function legendBeside(fig: PlotlyFigure, secondAxis = false): PlotlyFigure {
-  fig.layout.legend = { orientation: "v", x: secondAxis ? 1.12 : 1.02, xanchor: "left", y: 1, yanchor: "top", font: { size: 11 } };
+  fig.layout.legend = { orientation: "v", x: secondAxis ? 1.12 : 1.02, xanchor: "left", y: 1, yanchor: "top",
+    font: { size: 11 } };
   return fig;
 }
 
@@ -65,7 +66,8 @@ export function legendBeside(fig: PlotlyFigure, secondAxis = false): PlotlyFigur
 export function lineFigure(spec: LineFigureSpec): PlotlyFigure {
   const data = spec.series.map((s, i) => {
     const { color, dash } = seriesStyle(i);
-    return { type: "scatter", mode: "lines", name: s.name, x: s.x ?? spec.x, y: s.y, line: { color, dash }, marker: { color } };
+    return { type: "scatter", mode: "lines", name: s.name, x: s.x ?? spec.x, y: s.y, line: { color, dash },
+      marker: { color } };
   });
   const layout: Record<string, unknown> = {
     title: { text: spec.title },

@@ -26,11 +26,13 @@ export interface PngResult {
   note?: string;
 }
 
-export async function renderPngs(jobs: PngJob[], opts: { executablePath?: string; timeoutMs?: number } = {}): Promise<PngResult> {
+export async function renderPngs(jobs: PngJob[], opts: { executablePath?: string; timeoutMs?: number } =
+  {}): Promise<PngResult> {
   const exe = opts.executablePath ?? CHROMIUM_PATH;
   const timeout = opts.timeoutMs ?? 30000;
   if (!jobs.length) return { written: [] };
-  if (!fs.existsSync(exe)) return { written: [], note: `no Chromium at ${exe}: PNG figures skipped (report.html has them all)` };
+  if (!fs.existsSync(exe)) return { written: [],
+    note: `no Chromium at ${exe}: PNG figures skipped (report.html has them all)` };
   let pw: typeof import('playwright-core');
   try {
     pw = await import('playwright-core');

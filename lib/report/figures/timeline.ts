@@ -26,15 +26,21 @@ export interface CollapseEvent {
   step: number | null;
 }
 
-/** The five events of one seed, in a fixed order (not sorted; `ordered` sorts). `start`: the base's validation accuracy. */
+/**
+ * The five events of one seed, in a fixed order (not sorted; `ordered` sorts). `start`: the base's validation accuracy.
+ */
 export function collapseEvents(s: Seed, e: ExperimentResults, start: number | null): CollapseEvent[] {
   const g = grpoRecords(s.metrics);
   return [
-    { kind: 'toolCall', label: `p(<tool_call>) ≥ ${PROBE_LEVEL}`, step: firstStep(g, (r) => (numberField(r, 'pToolCall') ?? 0) >= PROBE_LEVEL) },
-    { kind: 'imEnd', label: `p(<|im_end|>) ≥ ${PROBE_LEVEL}`, step: firstStep(g, (r) => (numberField(r, 'pImEnd') ?? 0) >= PROBE_LEVEL) },
-    { kind: 'jsonOpen', label: `p({") < ${JSON_OPEN_LEVEL}`, step: firstStep(g, (r) => (numberField(r, 'pJsonOpen') ?? 1) < JSON_OPEN_LEVEL) },
+    { kind: 'toolCall', label: `p(<tool_call>) ≥ ${PROBE_LEVEL}`,
+      step: firstStep(g, (r) => (numberField(r, 'pToolCall') ?? 0) >= PROBE_LEVEL) },
+    { kind: 'imEnd', label: `p(<|im_end|>) ≥ ${PROBE_LEVEL}`,
+      step: firstStep(g, (r) => (numberField(r, 'pImEnd') ?? 0) >= PROBE_LEVEL) },
+    { kind: 'jsonOpen', label: `p({") < ${JSON_OPEN_LEVEL}`,
+      step: firstStep(g, (r) => (numberField(r, 'pJsonOpen') ?? 1) < JSON_OPEN_LEVEL) },
     { kind: 'rewardHalved', label: 'sampled reward halved', step: rewardHalvedAt(g) },
-    { kind: 'collapse', label: 'collapse (validation stays below a quarter of its peak)', step: collapseVsStart(s, e, start) },
+    { kind: 'collapse', label: 'collapse (validation stays below a quarter of its peak)',
+      step: collapseVsStart(s, e, start) },
   ];
 }
 
@@ -75,7 +81,8 @@ export function collapseReport(store: ResultsStore, configs: string[]): string[]
     if (!e) return `\`${c}\`: no finished run in ${store.root}/${store.preset}`;
     const rl = e.seeds.map((s) => s.summary.rl).filter((r): r is NonNullable<typeof r> => r !== null);
     const id = e.seeds.map((s) => s.summary.eval.id?.mean).filter((v): v is number => v !== undefined);
-    return `\`${c}\` (${e.spec.label}): ${collapseVerdict(e, start)}; validation at the end ${pct(rl.map((r) => r.finalValAccuracy))} ` +
+    return `\`${c}\` (${e.spec.label}): ${collapseVerdict(e, start)}; validation at the end ` +
+      `${pct(rl.map((r) => r.finalValAccuracy))} ` +
       `(peak ${pct(rl.map((r) => r.peakValAccuracy))}, mean over seeds); final ID accuracy ${pct(id)}`;
   });
 }
@@ -99,12 +106,15 @@ export function markEvents(fig: PlotlyFigure, events: CollapseEvent[]): PlotlyFi
   let row = 0;
   ordered(events).forEach((v, i) => {
     const x = v.step as number;
-    // a label is ~20 characters, about a quarter of a chart's width: one closer than that to the previous goes a row lower
+    // a label is ~20 characters, about a quarter of a chart's width: one closer than that to the previous goes a row
+    // lower
     row = x - lastX < span * 0.3 ? row + 1 : 0;
     lastX = x;
     const color = v.kind === 'collapse' ? '#b3261e' : '#555';
-    shapes.push({ type: 'line', xref: 'x', yref: 'paper', x0: x, x1: x, y0: 0, y1: 1, line: { dash: 'dot', width: 1.2, color } });
-    annotations.push({ xref: 'x', yref: 'paper', x, y: 1 - 0.07 * row, yanchor: 'top', xanchor: 'left', showarrow: false,
+    shapes.push({ type: 'line', xref: 'x', yref: 'paper', x0: x, x1: x, y0: 0, y1: 1,
+      line: { dash: 'dot', width: 1.2, color } });
+    annotations.push({ xref: 'x', yref: 'paper', x, y: 1 - 0.07 * row, yanchor: 'top', xanchor: 'left',
+      showarrow: false,
       text: `${i + 1} ${v.label.replace(/</g, '&lt;').replace(/ \(.*\)$/, '')}`, font: { size: 10, color },
       bgcolor: 'rgba(255,255,255,0.8)' });
   });

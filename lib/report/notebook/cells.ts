@@ -18,10 +18,12 @@ export function setupMarkdown(extra?: string): string {
     '',
     'One import cell (tslab type-checks the library once, here: it takes a while). The **results store** is where',
     '`npx toolrl reproduce` writes every run: `data/results/<store>/<config>/seed-<n>/{run.json, metrics.jsonl,',
-    'summary.json}`, one store per preset and regime (`full` and `quick` from the strong base, `full-instruct` from the',
+    'summary.json}`, one store per preset and regime (`full` and `quick` from the strong base, `full-instruct` from ' +
+      'the',
     'instruct base). Three environment variables choose the store: `TOOLRL_RESULTS` (the root folder, default',
     '`data/results`), `TOOLRL_REGIME` (`strong`, the default, or `instruct`: which base the study started from,',
-    'lib/experiments/registry/regimes.ts) and `TOOLRL_RESULTS_PRESET` (the preset). Without the last, the notebook reads the',
+    'lib/experiments/registry/regimes.ts) and `TOOLRL_RESULTS_PRESET` (the preset). Without the last, the notebook ' +
+      'reads the',
     '`full` store of the regime when it holds every run compared here, else the `quick` one if it holds more of them',
     '(`pickResultsPreset`), and `openResults` prints which store it read and what that store lacks. When a run the',
     'notebook needs is missing, its cells print the command that creates it and skip; nothing here throws.',
@@ -44,28 +46,34 @@ export function retrainMarkdown(configs: string[], note?: string): string {
     '',
     '**This is the only cell that trains.** By default it trains nothing and every cell reads the results store above.',
     'Start Jupyter with `TOOLRL_RETRAIN=1` (or pass `{ enabled: true }` as its second argument) and `retrainCell`',
-    `(\`lib/report/notebook/retrain.ts\`) runs ${list} at the preset \`TOOLRL_PRESET\` (default \`quick\`; \`smoke\` takes seconds`,
+    `(\`lib/report/notebook/retrain.ts\`) runs ${list} at the preset \`TOOLRL_PRESET\` (default \`quick\`; ` +
+      `\`smoke\` takes seconds`,
     'and learns nothing) in the regime `TOOLRL_REGIME`, seed 1, into `runs/notebook/<store>/<config>/seed-1`, and',
-    '**every later cell then reads that folder instead**. A config that starts from another run (e.g. `fcl-sft-rl` from',
+    '**every later cell then reads that folder instead**. A config that starts from another run (e.g. `fcl-sft-rl` ' +
+      'from',
     '`fcl-sft`) needs it earlier in the list; comparisons that were not retrained are reported missing (add them).',
     '',
     'Each run draws a live chart (reward, the probe\'s p(`<|im_end|>`), the full-collapse share, validation accuracy)',
     'that updates in JupyterLab while it trains; the terminal that runs Jupyter shows the progress bars. It needs the',
-    'regime\'s base checkpoint (`data/checkpoints/base` or `data/checkpoints/instruct`, notebook 01).' + (note ? ` ${note}` : ''),
+    'regime\'s base checkpoint (`data/checkpoints/base` or `data/checkpoints/instruct`, notebook 01).' +
+      (note ? ` ${note}` : ''),
   ].join('\n');
 }
 
 /** What only one notebook says in its generated cells, by notebook file name. */
 export const NOTEBOOK_NOTES: Record<string, { setup?: string; retrain?: string }> = {
-  '03-why-it-collapses.ipynb': { retrain: 'The learning-rate sweep of section 3 is not retrained: add `"vanilla-rl-lr1e-4"` etc. to the list for that.' },
+  '03-why-it-collapses.ipynb': { retrain: 'The learning-rate sweep of section 3 is not retrained: add ' +
+    '`"vanilla-rl-lr1e-4"` etc. to the list for that.' },
   '04-capability-intact.ipynb': {
-    setup: 'The evaluation calls `runEval` from lib/cli/eval.ts, the function behind `npx toolrl eval --checkpoint DIR\n' +
+    setup: 'The evaluation calls `runEval` from lib/cli/eval.ts, ' +
+      'the function behind `npx toolrl eval --checkpoint DIR\n' +
       '[--constrained] --limit N`: the table below is exactly what that command prints.',
     retrain: 'Here it is the way to get a collapsed checkpoint: the run\'s `checkpoint/` folder stays on disk.',
   },
   '05-sft-baselines.ipynb': { retrain: 'The live chart only has RL steps, so it stays empty during the SFT run.' },
   '08-ets.ipynb': { retrain: 'The live chart counts RL steps only: the SFT phases happen between its points.' },
-  '09-prs.ipynb': { retrain: 'A retrained run also leaves its step records (`rollouts.jsonl`), so section 1 then judges a real rollout.' },
+  '09-prs.ipynb': { retrain: 'A retrained run also leaves its step records (`rollouts.jsonl`), so section 1 then ' +
+    'judges a real rollout.' },
   '11-ood.ipynb': { retrain: 'Their summaries carry every evaluation split.' },
   '12-ablation-tables.ipynb': { retrain: 'For the whole study use `npx toolrl reproduce` instead (hours).' },
 };
@@ -87,7 +95,8 @@ export function expectedCells(name: string, cells: CellLike[]): Map<number, stri
   cells.forEach((c, i) => {
     if (c.cell_type !== 'markdown') return;
     const t = text(c);
-    if (t.startsWith(SETUP_HEADING + '\n') && code.includes('pickResultsPreset(')) out.set(i, setupMarkdown(notes.setup));
+    if (t.startsWith(SETUP_HEADING + '\n') && code.includes('pickResultsPreset(')) out.set(i,
+      setupMarkdown(notes.setup));
     if (t.startsWith(RETRAIN_HEADING + '\n') && configs) out.set(i, retrainMarkdown(configs, notes.retrain));
   });
   return out;

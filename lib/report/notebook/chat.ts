@@ -26,7 +26,8 @@ const CSS =
   ".toolrl-chat .msg.system{border-color:#9e9e9e}.toolrl-chat .msg.user{border-color:#1e88e5}" +
   ".toolrl-chat .msg.assistant{border-color:#43a047}" +
   ".toolrl-chat .role{font-family:system-ui,sans-serif;font-size:12px;color:#555;margin-bottom:2px}" +
-  ".toolrl-chat .note{display:inline-block;margin-left:8px;padding:0 6px;border-radius:8px;background:#eee;font-size:11.5px}" +
+  ".toolrl-chat .note{display:inline-block;margin-left:8px;padding:0 " +
+    "6px;border-radius:8px;background:#eee;font-size:11.5px}" +
   ".toolrl-chat .note.healthyCall,.toolrl-chat .note.healthyResponse{background:#e3f4e4;color:#1b5e20}" +
   ".toolrl-chat .note.pollution{background:#fff4d6;color:#8a5a00}" +
   ".toolrl-chat .note.fullCollapse{background:#fdecea;color:#b3261e}" +
@@ -83,7 +84,8 @@ export function showConversation(messages: Message[], opts: ConversationView = {
     const badge = note ? `<span class="note ${escapeHtml(note)}">${escapeHtml(note)}</span>` : "";
     const body = `<pre>${m.content.length ? highlight(m.content) : "<i>(empty message)</i>"}</pre>`;
     if (m.role === "system" && opts.foldSystem !== false) {
-      return `<div class="msg system"><details><summary class="role">system (tools and call format; click to open)</summary>${body}</details></div>`;
+      return `<div class="msg system"><details><summary class="role">system (tools and call format; click to ` +
+        `open)</summary>${body}</details></div>`;
     }
     return `<div class="msg ${escapeHtml(m.role)}"><div class="role">${escapeHtml(m.role)}${badge}</div>${body}</div>`;
   });
@@ -95,7 +97,8 @@ export function showTokens(tokenizer: Tokenizer, text: string, opts: { title?: s
   const ids = tokenizer.encode(text);
   const pieces = ids.map((id) => tokenizer.piece(id));
   if (!inKernel()) {
-    console.log((opts.title ? `== ${opts.title} ==\n` : "") + pieces.map((p, i) => `${JSON.stringify(p)}:${ids[i]}`).join(" "));
+    console.log((opts.title ? `== ${opts.title} ==\n` : "") +
+      pieces.map((p, i) => `${JSON.stringify(p)}:${ids[i]}`).join(" "));
     return;
   }
   const special = new Set<string>([...CONTROL_TOKENS, JSON_OPEN]);

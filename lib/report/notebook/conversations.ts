@@ -31,7 +31,8 @@ export interface ExampleMessage {
  * then the earliest rollout and message): states that never occurred are absent.
  */
 export function exampleMessages(records: readonly RolloutRecord[]): ExampleMessage[] {
-  const byStep = records.filter((r) => !r.scripted).slice().sort((a, b) => b.step - a.step || (a.stage ?? 0) - (b.stage ?? 0));
+  const byStep = records.filter((r) => !r.scripted).slice().sort((a, b) => b.step - a.step || (a.stage ?? 0) -
+    (b.stage ?? 0));
   const out: ExampleMessage[] = [];
   const modes = new Map(byStep.map((r) => [r, recordModes(r)]));
   for (const state of STRUCTURAL_STATES) {
@@ -52,7 +53,8 @@ export function exampleMessages(records: readonly RolloutRecord[]): ExampleMessa
  * message's badge: its structural state and mode by the current rule ("fullCollapse · repetition loop").
  */
 export function replayConversation(task: Task, record: RolloutRecord): { messages: Message[]; states: string[] } {
-  if (task.id !== record.taskId) throw new Error(`replayConversation: record is of task ${record.taskId}, not ${task.id}`);
+  if (task.id !== record.taskId) throw new Error(`replayConversation: record is of task ${record.taskId}, not ` +
+    `${task.id}`);
   const ep = new Episode(task);
   for (const m of record.messages) {
     if (ep.done) break;
@@ -64,10 +66,13 @@ export function replayConversation(task: Task, record: RolloutRecord): { message
 /** One example as Markdown: where it comes from, then the message itself in a fence. */
 export function exampleMarkdown(e: ExampleMessage, run: string): string {
   const r = e.record;
-  const where = `${run}, RL step ${r.step}${r.stage !== undefined ? ` (stage ${r.stage})` : ''}, task ${r.taskId}, rollout ${r.index}, ` +
+  const where =
+    `${run}, RL step ${r.step}${r.stage !== undefined ? ` (stage ${r.stage})` : ''}, task ${r.taskId}, rollout ` +
+    `${r.index}, ` +
     `message ${e.message + 1} of ${r.messages.length}, reward ${r.reward}`;
   const text = r.messages[e.message];
-  return `**${e.state}** · ${MODE_LABEL[e.mode]} (${where})\n\n\`\`\`\n${text.length ? text : '(empty message)'}\n\`\`\``;
+  return `**${e.state}** · ${MODE_LABEL[e.mode]} ` +
+    `(${where})\n\n\`\`\`\n${text.length ? text : '(empty message)'}\n\`\`\``;
 }
 
 /**
@@ -82,7 +87,8 @@ export function showExampleConversations(runDir: string, tasks: readonly Task[],
     if (!task) continue;
     const { messages, states } = replayConversation(task, e.record);
     showConversation(messages, {
-      title: `${label}: a ${e.state} message, ${MODE_LABEL[e.mode]} (RL step ${e.record.step}, task ${task.id}, rollout ${e.record.index}, ` +
+      title: `${label}: a ${e.state} message, ${MODE_LABEL[e.mode]} (RL step ${e.record.step}, task ${task.id}, ` +
+        `rollout ${e.record.index}, ` +
         `message ${e.message + 1}, reward ${e.record.reward})`,
       notes: states,
     });

@@ -171,7 +171,8 @@ export function liveProgress(opts: LiveProgressOptions): LiveProgress {
         series: opts.metrics.map((m) => ({ name: m, y: series.get(m) ?? [] })),
         xTitle: opts.xTitle ?? 'step',
       });
-      const head = `<div style="font-family:monospace;font-size:13px">${latest.replace(/&/g, '&amp;').replace(/</g, '&lt;')} (${status})</div>`;
+      const text = latest.replace(/&/g, '&amp;').replace(/</g, '&lt;');
+      const head = `<div style="font-family:monospace;font-size:13px">${text} (${status})</div>`;
       rich = emitHtml(head + plotDivHtml(fig, { height: 320 }), live);
       if (rich) return;
     }

@@ -34,7 +34,10 @@ export interface RetrainOptions {
   seed?: number;
   /** The regime (default: TOOLRL_REGIME, else strong): which base the configs start from. */
   regime?: string;
-  /** Checked before training: the configs start from it, directly or through another config (default: the regime's base). */
+  /**
+   * Checked before training: the configs start from it, directly or through another config (default: the regime's
+   * base).
+   */
   baseCheckpoint?: string;
 }
 
@@ -64,7 +67,8 @@ export async function retrainCell(configs: string[], opts: RetrainOptions = {}):
   const p = getPreset(preset, opts.regime ?? notebookRegime());
   const base = opts.baseCheckpoint ?? p.regime.base;
   if (!fs.existsSync(path.join(base, "model.json"))) {
-    console.log(`RETRAIN needs ${base} (build it with \`npx toolrl run --config ${p.regime.baseConfig} --preset quick\`, ` +
+    console.log(`RETRAIN needs ${base} (build it with \`npx toolrl run --config ${p.regime.baseConfig} --preset ` +
+      `quick\`, ` +
       `see ${base}/README.md); nothing trained.`);
     return null;
   }
@@ -73,10 +77,12 @@ export async function retrainCell(configs: string[], opts: RetrainOptions = {}):
     const live = liveRunProgress(`${spec.name} (${p.store}, seed ${seed})`);
     // `await` keeps this right whether the runner returns its summary or a promise of it.
     const summary = await runExperiment(spec, {
-      preset: p, seed, out: resultsDir(p.store, spec.name, seed, root), progress: true, onStep: live.onStep, force: true,
+      preset: p, seed, out: resultsDir(p.store, spec.name, seed, root), progress: true, onStep: live.onStep,
+        force: true,
     });
     live.done();
-    console.log(`${spec.name}: ${summary.seconds.toFixed(0)} s, ID mean accuracy ${summary.eval.id?.mean.toFixed(3) ?? "n/a"}`);
+    console.log(`${spec.name}: ${summary.seconds.toFixed(0)} s, ID mean accuracy ` +
+      `${summary.eval.id?.mean.toFixed(3) ?? "n/a"}`);
   }
   return openResults(loadResults, root, p.store);
 }

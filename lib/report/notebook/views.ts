@@ -2,7 +2,8 @@
 //
 //   notebookRegime()                         TOOLRL_REGIME: which base the study started from (strong | instruct)
 //   pickResultsPreset(root, configs)        which committed store a notebook reads: full, else quick, in that regime
-//   openResults(loadResults, root, store)   load the store, say which it is and what it lacks; a broken one reads as empty
+//   openResults(loadResults, root, store)   load the store, say which it is and what it lacks; a broken one reads as
+// empty
 //   requireRuns(store, configs)             the finished experiments among `configs`; prints how to make the rest
 //   subStore(store, configs)                the store restricted to `configs` (for figures.ts / tables.ts)
 //   showReportTable(table)                  a tables.ts ReportTable with its notes (HTML, or text outside a kernel)
@@ -33,7 +34,9 @@ export interface ExperimentLike {
   spec: { name: string; label: string };
   seeds: {
     seed: number;
-    /** The run folder and its records, when read from a store: the late messages' states come from its rollout sample. */
+    /**
+     * The run folder and its records, when read from a store: the late messages' states come from its rollout sample.
+     */
     dir?: string;
     metrics?: MetricRecord[];
     summary: {
@@ -69,7 +72,8 @@ export function notebookRegime(): RegimeName {
   const v = process.env.TOOLRL_REGIME;
   if (v === undefined || v === "") return DEFAULT_REGIME;
   if (!(REGIMES as string[]).includes(v)) {
-    throw new Error(`TOOLRL_REGIME="${v}" names no regime (expected one of ${REGIMES.join(", ")}; lib/experiments/registry/regimes.ts)`);
+    throw new Error(`TOOLRL_REGIME="${v}" names no regime (expected one of ${REGIMES.join(", ")}; ` +
+      `lib/experiments/registry/regimes.ts)`);
   }
   return v as RegimeName;
 }
@@ -104,7 +108,8 @@ export function reproduceCommand(store: string, root: string, configs?: string[]
 function missingRuns(root: string, store: string, configs: string[]): string[] {
   return configs.filter((c) => {
     const dir = path.join(root, store, c);
-    return !fs.existsSync(dir) || !fs.readdirSync(dir).some((d) => d.startsWith("seed-") && isFinished(path.join(dir, d)));
+    return !fs.existsSync(dir) || !fs.readdirSync(dir).some((d) => d.startsWith("seed-") &&
+      isFinished(path.join(dir, d)));
   });
 }
 
@@ -129,14 +134,18 @@ export function pickResultsPreset(root: string, configs: string[], candidates: s
   return chosen;
 }
 
-/** A registry entry as openResults reads it: name and report group (lib/experiments/registry/configs.ts listExperiments()). */
+/**
+ * A registry entry as openResults reads it: name and report group (lib/experiments/registry/configs.ts
+ * listExperiments()).
+ */
 export interface ExpectedRun { name: string; group: string }
 
 /**
  * What a store of a known preset and regime lacks: the configs of its study (presets.ts studyGroups) with no
  * finished seed, and those with fewer seeds than the preset runs. Empty lists for a store of another name.
  */
-export function storeGaps(store: StoreLike, expected: ExpectedRun[]): { missing: string[]; fewerSeeds: string[]; seeds: number } {
+export function storeGaps(store: StoreLike,
+  expected: ExpectedRun[]): { missing: string[]; fewerSeeds: string[]; seeds: number } {
   let preset: Preset;
   try {
     preset = getStorePreset(store.preset);
@@ -153,7 +162,8 @@ export function storeGaps(store: StoreLike, expected: ExpectedRun[]): { missing:
 }
 
 /**
- * `load(store, root)` (pass lib/report/store/results.ts's loadResults), printing which store it is (folder, regime, base)
+ * `load(store, root)` (pass lib/report/store/results.ts's loadResults), printing which store it is (folder, regime,
+ * base)
  * and how complete. With `expected` (pass listExperiments()), a partial store also lists what it lacks, so every
  * later "missing" is explained up front. A broken file is reported (with the name loadResults gives it) and the store
  * is read as empty: the notebook goes on.
@@ -171,11 +181,13 @@ export function openResults<S extends StoreLike>(load: (store: string, root: str
   const regime = flags ? `, regime ${flags.regime} (base ${getRegime(flags.regime).base})` : "";
   const runs = s.experiments.reduce((a, e) => a + e.seeds.length, 0);
   if (!runs) {
-    console.log(`No finished runs under ${root}/${store}${regime}. Run \`${reproduceCommand(store, root)}\` to create them; ` +
+    console.log(`No finished runs under ${root}/${store}${regime}. ` +
+      `Run \`${reproduceCommand(store, root)}\` to create them; ` +
       "the cells that need them print a note and skip.");
     return s;
   }
-  console.log(`Reading the results store ${root}/${store}${regime}: ${runs} finished run(s) of ${s.experiments.length} experiment(s)` +
+  console.log(`Reading the results store ${root}/${store}${regime}: ` +
+    `${runs} finished run(s) of ${s.experiments.length} experiment(s)` +
     (s.incomplete.length ? `; not finished: ${s.incomplete.join(", ")}` : "") + ".");
   if (expected) {
     const gaps = storeGaps(s, expected);
@@ -192,7 +204,8 @@ export function openResults<S extends StoreLike>(load: (store: string, root: str
 
 /** The finished experiments among `configs` (in the order given); prints the command for the missing ones. */
 export function requireRuns<E extends ExperimentLike>(store: StoreLike<E>, configs: string[]): E[] {
-  const found = configs.map((c) => store.experiments.find((e) => e.spec.name === c)).filter((e): e is E => e !== undefined);
+  const found = configs.map((c) => store.experiments.find((e) => e.spec.name === c)).filter((e): e is E =>
+    e !== undefined);
   const missing = configs.filter((c) => !found.some((e) => e.spec.name === c));
   if (missing.length) {
     console.log(`Missing in ${store.root}/${store.preset}: ${missing.join(", ")}. ` +
@@ -205,7 +218,8 @@ export function requireRuns<E extends ExperimentLike>(store: StoreLike<E>, confi
 /** `store` with only the experiments named in `configs`, in the order given. */
 export function subStore<S extends StoreLike>(store: S, configs: string[]): S {
   type E = S["experiments"][number];
-  const experiments = configs.map((c) => store.experiments.find((e) => e.spec.name === c)).filter((e): e is E => e !== undefined);
+  const experiments = configs.map((c) => store.experiments.find((e) => e.spec.name === c)).filter((e): e is E =>
+    e !== undefined);
   return { ...store, experiments };
 }
 
@@ -219,13 +233,17 @@ export function showReportTable(t: TableLike): void {
   const notes = t.notes.length
     ? `<ul style="font-size:12px;color:#555">${t.notes.map((n) => `<li>${escapeHtml(n)}</li>`).join("")}</ul>`
     : "";
-  showHtml(tableHtml(rows.length ? rows : [{ [t.columns[0] ?? "method"]: "(no finished runs)" }], { caption: t.title }) + notes);
+  showHtml(tableHtml(rows.length ? rows : [{ [t.columns[0] ?? "method"]: "(no finished runs)" }],
+    { caption: t.title }) + notes);
 }
 
-/** As stats.ts formatProbability (not imported: stats.ts loads danfojs): "4.1e-3" below 0.01, never a column of 0.000. */
+/**
+ * As stats.ts formatProbability (not imported: stats.ts loads danfojs): "4.1e-3" below 0.01, never a column of 0.000.
+ */
 const probability = (p: number): string => (p < 0.01 ? p.toExponential(1) : p.toFixed(2));
 
-const pct = (v: number | null | undefined): string => (typeof v === "number" && Number.isFinite(v) ? (v * 100).toFixed(1) : "—");
+const pct = (v: number | null | undefined): string => (typeof v === "number" && Number.isFinite(v) ?
+  (v * 100).toFixed(1) : "—");
 
 /**
  * One row per seed: the RL summary each run wrote (lib/experiments/run/summary.ts), in percent. Its collapse step is
@@ -242,7 +260,8 @@ export function rlSummaryRows(exps: ExperimentLike[]): Record<string, string | n
         rows.push({ method: e.spec.label, seed: s.seed, "RL steps": 0, "ID eval %": pct(s.summary.eval.id?.mean) });
         continue;
       }
-      const late = s.dir !== undefined && s.metrics !== undefined ? lateStates({ dir: s.dir, metrics: s.metrics }) : null;
+      const late = s.dir !== undefined && s.metrics !== undefined ?
+        lateStates({ dir: s.dir, metrics: s.metrics }) : null;
       rows.push({
         method: e.spec.label,
         seed: s.seed,

@@ -31,7 +31,8 @@ interface Grid {
 
 export function isDataFrameLike(x: unknown): x is DataFrameLike {
   const o = x as DataFrameLike | null;
-  return typeof o === "object" && o !== null && !Array.isArray(o) && Array.isArray(o.columns) && Array.isArray(o.values);
+  return typeof o === "object" && o !== null && !Array.isArray(o) && Array.isArray(o.columns) &&
+    Array.isArray(o.values);
 }
 
 /** Is this index just 0..n-1 (danfojs's default)? Then showing it adds nothing. */
@@ -109,7 +110,8 @@ export function tableHtml(input: TableInput, opts: TableOptions = {}): string {
   };
   const body = rows.map((r) => `<tr>${r.map(cell).join("")}</tr>`).join("\n");
   const caption = opts.caption ? `<caption>${escapeHtml(opts.caption)}</caption>` : "";
-  return `<style>${TABLE_CSS}</style>\n<div class="toolrl-scroll"><table class="toolrl-table">${caption}\n<thead><tr>${head}</tr></thead>\n` +
+  return `<style>${TABLE_CSS}</style>\n<div class="toolrl-scroll"><table ` +
+    `class="toolrl-table">${caption}\n<thead><tr>${head}</tr></thead>\n` +
     `<tbody>\n${body}\n</tbody></table></div>`;
 }
 
@@ -120,7 +122,8 @@ export function tableText(input: TableInput, opts: TableOptions = {}): string {
   const cells = rows.map((r) => r.map((v) => formatCell(v, digits)));
   const widths = columns.map((c, j) => Math.max(c.length, ...cells.map((r) => r[j].length)));
   const pad = (s: string, j: number) => (numeric[j] ? s.padStart(widths[j]) : s.padEnd(widths[j]));
-  const lines = [columns.map(pad).join("  "), widths.map((w) => "-".repeat(w)).join("  "), ...cells.map((r) => r.map(pad).join("  "))];
+  const lines = [columns.map(pad).join("  "), widths.map((w) => "-".repeat(w)).join("  "),
+    ...cells.map((r) => r.map(pad).join("  "))];
   if (opts.caption) lines.unshift(opts.caption);
   return lines.join("\n");
 }

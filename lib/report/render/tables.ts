@@ -24,7 +24,10 @@ export function toCSV(t: ReportTable): string {
   return [t.columns, ...t.rows].map((r) => r.map(csvField).join(',')).join('\n') + '\n';
 }
 
-/** A Markdown table cell: pipes escaped, one line, and `<` as an entity (GitHub would take `<tool_call>` for an HTML tag). */
+/**
+ * A Markdown table cell: pipes escaped, one line, and `<` as an entity (GitHub would take `<tool_call>` for an HTML
+ * tag).
+ */
 export function mdCell(s: string): string {
   return s.replace(/\|/g, '\\|').replace(/\n/g, ' ').replace(/</g, '&lt;');
 }

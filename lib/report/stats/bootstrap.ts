@@ -45,7 +45,8 @@ function matrix(seeds: Outcomes[], cats: string[]): Uint8Array[][] | null {
     }
     out.push(row);
   }
-  for (let j = 0; j < cats.length; j++) if (out.some((r) => r[j].length !== out[0][j].length || r[j].length === 0)) return null;
+  for (let j = 0; j < cats.length; j++) if (out.some((r) => r[j].length !== out[0][j].length ||
+    r[j].length === 0)) return null;
   return out;
 }
 
@@ -91,8 +92,12 @@ export function scoreInterval(seeds: Outcomes[], cats: string[], opts: Bootstrap
   return percentiles(reps, score(m, allSeeds(m.length), sizes.map(identity)), opts.level);
 }
 
-/** Score of `a` minus score of `b` with a 95% (`opts.level`) interval, tasks paired; null when they were not evaluated alike. */
-export function differenceInterval(a: Outcomes[], b: Outcomes[], cats: string[], opts: BootstrapOptions = {}): Interval | null {
+/**
+ * Score of `a` minus score of `b` with a 95% (`opts.level`) interval, tasks paired; null when they were not evaluated
+ * alike.
+ */
+export function differenceInterval(a: Outcomes[], b: Outcomes[], cats: string[],
+  opts: BootstrapOptions = {}): Interval | null {
   const ma = a.length ? matrix(a, cats) : null;
   const mb = b.length ? matrix(b, cats) : null;
   if (!ma || !mb) return null;

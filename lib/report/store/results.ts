@@ -70,12 +70,15 @@ function loadBranches(dir: string): BranchResult[] {
     if (!run.branch || typeof run.branch.from !== 'string' || !Number.isInteger(run.branch.step)) {
       throw new Error(`${runFile}: field branch: expected {from, step} (a run under branches/ continues another)`);
     }
-    const [parentFile, parentSummaryFile] = [path.join(run.branch.from, 'metrics.jsonl'), path.join(run.branch.from, 'summary.json')];
+    const [parentFile, parentSummaryFile] = [path.join(run.branch.from, 'metrics.jsonl'),
+      path.join(run.branch.from, 'summary.json')];
     out.push({
       name: entry.name, dir: runDir, config: String(run.config), from: run.branch.from, step: run.branch.step,
-      summary: validateSummary(summaryFile, readJson(summaryFile)), metrics: readMetrics(path.join(runDir, 'metrics.jsonl')),
+      summary: validateSummary(summaryFile, readJson(summaryFile)),
+        metrics: readMetrics(path.join(runDir, 'metrics.jsonl')),
       parentMetrics: fs.existsSync(parentFile) ? readMetrics(parentFile) : [],
-      parentSummary: fs.existsSync(parentSummaryFile) ? validateSummary(parentSummaryFile, readJson(parentSummaryFile)) : null,
+      parentSummary: fs.existsSync(parentSummaryFile) ? validateSummary(parentSummaryFile,
+        readJson(parentSummaryFile)) : null,
     });
   }
   return out.sort((a, b) => (a.name < b.name ? -1 : 1));
@@ -118,7 +121,8 @@ export function validateSummary(file: string, raw: unknown): RunSummary {
     needNumber(file, `eval.${split}.mean`, e.mean);
     const per = needObject(file, `eval.${split}.perCategory`, e.perCategory);
     for (const [cat, c] of Object.entries(per)) {
-      needNumber(file, `eval.${split}.perCategory.${cat}.accuracy`, needObject(file, `eval.${split}.perCategory.${cat}`, c).accuracy);
+      needNumber(file, `eval.${split}.perCategory.${cat}.accuracy`,
+        needObject(file, `eval.${split}.perCategory.${cat}`, c).accuracy);
     }
     const states = needObject(file, `eval.${split}.states`, e.states);
     for (const [k, x] of Object.entries(states)) needNumber(file, `eval.${split}.states.${k}`, x);
@@ -136,7 +140,8 @@ export function validateSummary(file: string, raw: unknown): RunSummary {
 const SEED_DIR = /^seed-(\d+)$/;
 
 /** Load every finished run of `preset` under `root`, grouped by experiment in registry order. */
-export function loadResults(preset: string, root = DEFAULT_RESULTS_ROOT, specs: ExperimentSpec[] = listExperiments()): ResultsStore {
+export function loadResults(preset: string, root = DEFAULT_RESULTS_ROOT,
+  specs: ExperimentSpec[] = listExperiments()): ResultsStore {
   const presetDir = path.join(root, preset);
   const store: ResultsStore = { preset, root, experiments: [], incomplete: [], unknown: [], branches: [] };
   if (!fs.existsSync(presetDir)) return store;
@@ -145,7 +150,8 @@ export function loadResults(preset: string, root = DEFAULT_RESULTS_ROOT, specs: 
   for (const entry of fs.readdirSync(presetDir, { withFileTypes: true })) {
     // `report/` is where the report itself goes by default, `slurm/` the scripts and logs of `reproduce --slurm`;
     // anything else unknown is worth a note.
-    if (entry.isDirectory() && !known.has(entry.name) && !['report', 'branches', 'slurm'].includes(entry.name)) store.unknown.push(entry.name);
+    if (entry.isDirectory() && !known.has(entry.name) && !['report', 'branches',
+      'slurm'].includes(entry.name)) store.unknown.push(entry.name);
   }
   for (const spec of specs) {
     const dir = path.join(presetDir, spec.name);
@@ -162,7 +168,8 @@ export function loadResults(preset: string, root = DEFAULT_RESULTS_ROOT, specs: 
       }
       const summary = validateSummary(summaryFile, readJson(summaryFile));
       if (summary.config !== undefined && summary.config !== spec.name) {
-        throw new Error(`${summaryFile}: field config: expected "${spec.name}" (the folder name), got "${summary.config}"`);
+        throw new Error(`${summaryFile}: field config: expected "${spec.name}" (the folder name), got ` +
+          `"${summary.config}"`);
       }
       const metricsFile = path.join(seedDir, 'metrics.jsonl');
       const metrics = fs.existsSync(metricsFile) ? readMetrics(metricsFile) : [];

@@ -1,6 +1,7 @@
 /**
  * The committed sampled messages of a run, read with the current message rule. A run keeps the rollouts of RL step 1
- * and every 10th step, four groups of eight (`rollouts-sample.jsonl`, lib/experiments/store/rollout_sample.ts); each message
+ * and every 10th step, four groups of eight (`rollouts-sample.jsonl`, lib/experiments/store/rollout_sample.ts); each
+ * message
  * is classified here again (lib/format/states.ts messageMode), not read from the state recorded at training time:
  * runs made before repetition loops were full collapse recorded a loop as a healthy response.
  *
@@ -47,7 +48,8 @@ export function sampledMessages(seed: Pick<SeedResult, 'dir' | 'metrics'>): Samp
   const hit = cache.get(key);
   if (hit) return hit;
   const g = grpoRecords(seed.metrics);
-  const place = new Map(g.map((r, i) => [`${r.stage ?? 0}:${r.step}`, { rlStep: i + 1, globalStep: stepOf(r) ?? r.step }]));
+  const place = new Map(g.map((r, i) => [`${r.stage ?? 0}:${r.step}`,
+    { rlStep: i + 1, globalStep: stepOf(r) ?? r.step }]));
   const out: SampledMessage[] = [];
   for (const r of readRolloutSample(seed.dir)) {
     if (r.scripted) continue;
@@ -64,7 +66,8 @@ export function lateFrom(seed: Pick<SeedResult, 'metrics'>): number {
 }
 
 /** The late messages of a run and their mode shares (null shares without a rollout sample). */
-export function lateModes(seed: Pick<SeedResult, 'dir' | 'metrics'>): { from: number; n: number; shares: Record<MessageMode, number> | null } {
+export function lateModes(seed: Pick<SeedResult,
+  'dir' | 'metrics'>): { from: number; n: number; shares: Record<MessageMode, number> | null } {
   const from = lateFrom(seed);
   const late = sampledMessages(seed).filter((m) => m.rlStep >= from);
   return { from, n: late.length, shares: late.length ? modeShares(late.map((m) => m.mode)) : null };

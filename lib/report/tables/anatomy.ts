@@ -41,7 +41,8 @@ export function massTaker(g: GRPOMetric[]): MassTaker | null {
   for (const r of g) if (low === null || r.pJsonOpen < low.pJsonOpen) low = r;
   if (low === null || !(low.pJsonOpen < JSON_OPEN_LEVEL)) return null;
   const candidates = [{ token: '<|im_end|>', p: low.pImEnd }, { token: '<tool_call>', p: low.pToolCall },
-    ...(low.probeTopOther !== undefined && low.pTopOther !== undefined ? [{ token: low.probeTopOther, p: low.pTopOther }] : [])];
+    ...(low.probeTopOther !== undefined && low.pTopOther !== undefined ?
+    [{ token: low.probeTopOther, p: low.pTopOther }] : [])];
   const top = candidates.reduce((a, b) => (b.p > a.p ? b : a));
   return { step: stepOf(low) ?? low.step, pJsonOpen: low.pJsonOpen, ...top };
 }
@@ -78,7 +79,8 @@ export function runAnatomy(e: ExperimentResults, s: SeedResult, start: number | 
   const rewardHalved = rewardHalvedAt(g);
   return {
     config: e.spec.name, label: e.spec.label, seed: s.seed, collapseStep: collapseVsStart(s, e, start),
-    lateFrom: late.from, lateMessages: late.n, modes: late.shares, dominant: late.shares ? dominantMode(late.shares) : null,
+    lateFrom: late.from, lateMessages: late.n, modes: late.shares,
+      dominant: late.shares ? dominantMode(late.shares) : null,
     mass: massTaker(g), probeMoved, rewardHalved, order: probeOrder(probeMoved, rewardHalved),
   };
 }
@@ -112,31 +114,42 @@ export function massCell(m: MassTaker | null): string {
 /** The report's table "how each run collapsed": one row per collapsed RL run of the store. */
 export function anatomyTable(store: ResultsStore): ReportTable {
   const runs = collapsedAnatomies(store);
-  const shown: MessageMode[] = ['emptyCall', 'voidTurn', 'tags', 'loop', 'malformedCall', 'untaggedCall', 'pollution', 'healthyCall'];
-  const columns = ['run', 'collapse step', 'reward halved at', `p({") < ${JSON_OPEN_LEVEL} at`, 'order', 'mass from {" went to',
+  const shown: MessageMode[] = ['emptyCall', 'voidTurn', 'tags', 'loop', 'malformedCall', 'untaggedCall', 'pollution',
+    'healthyCall'];
+  const columns = ['run', 'collapse step', 'reward halved at', `p({") < ${JSON_OPEN_LEVEL} at`, 'order',
+    'mass from {" went to',
     'late messages', 'dominant late mode (%)', ...shown.map((m) => `${MODE_LABEL[m]} (%)`)];
   const step = (x: number | null) => (x === null ? 'never' : String(x));
   const raw: RawRow[] = [];
   const rows = runs.map((a) => {
     const values: RawRow['values'] = { 'collapse step': a.collapseStep, 'reward halved at': a.rewardHalved,
-      [columns[3]]: a.probeMoved, order: a.order, 'mass from {" went to': a.mass?.token ?? null, 'late messages': a.lateMessages,
+      [columns[3]]: a.probeMoved, order: a.order, 'mass from {" went to': a.mass?.token ?? null,
+        'late messages': a.lateMessages,
       'dominant late mode (%)': a.dominant };
     shown.forEach((m, i) => (values[columns[8 + i]] = a.modes?.[m] ?? null));
     raw.push({ config: a.config, label: `${a.label}, seed ${a.seed}`, seeds: [a.seed], values });
-    return [`${a.config}, seed ${a.seed}`, step(a.collapseStep), step(a.rewardHalved), step(a.probeMoved), a.order, massCell(a.mass),
+    return [`${a.config}, seed ${a.seed}`, step(a.collapseStep), step(a.rewardHalved), step(a.probeMoved), a.order,
+      massCell(a.mass),
       String(a.lateMessages), dominantCell(a), ...shown.map((m) => pct(a.modes?.[m]))];
   });
   return {
-    id: 'table-anatomy', title: 'How each run collapsed: what the collapsed policy writes and where the probe\'s mass went',
+    id: 'table-anatomy',
+      title: 'How each run collapsed: what the collapsed policy writes and where the probe\'s mass went',
     columns, rows, raw,
     notes: rows.length ? [
-      `late messages = the sampled messages (rollouts-sample.jsonl: RL step 1 and every 10th, 32 rollouts) of the last third of the ` +
-        'run\'s RL steps; modes by the current rule (lib/format/states.ts): empty call = a bare <tool_call> and nothing else ' +
-        '(the paper\'s signature: 87% of its vanilla-RL model\'s messages), void turn = an empty message, bare or repeated ' +
-        'tags = only tags or a tag 3+ times, repetition loop = half the message one short piece written 3+ times in a row.',
-      `mass from {" went to = at the RL step where p({") after <tool_call>\\n was lowest, the most likely of <|im_end|>, <tool_call> ` +
+      `late messages = the sampled messages (rollouts-sample.jsonl: RL step 1 and every 10th, 32 rollouts) of the ` +
+        `last third of the ` +
+        'run\'s RL steps; modes by the current rule (lib/format/states.ts): empty call = a bare <tool_call> and ' +
+          'nothing else ' +
+        '(the paper\'s signature: 87% of its vanilla-RL model\'s messages), void turn = an empty message, bare or ' +
+          'repeated ' +
+        'tags = only tags or a tag 3+ times, repetition loop = half the message one short piece written 3+ times in ' +
+          'a row.',
+      `mass from {" went to = at the RL step where p({") after <tool_call>\\n was lowest, the most likely of ` +
+        `<|im_end|>, <tool_call> ` +
         'and the probe\'s top other token, with its probability.',
-      `order: the probe moved (p({") < ${JSON_OPEN_LEVEL}) before or after the sampled reward halved (its trailing mean below ` +
+      `order: the probe moved (p({") < ${JSON_OPEN_LEVEL}) before or after the sampled reward halved (its trailing ` +
+        `mean below ` +
         'half of RL steps 1-5); steps are global steps. collapse step as in the LR table.',
     ] : ['No collapsed RL run in this store.'],
   };
@@ -152,7 +165,8 @@ const LOOP_BINS: [number, number][] = [[0, 0.1], [0.1, LOOP_SHARE], [LOOP_SHARE,
  * the rule never reads them.
  */
 export function loopRuleTable(stores: { label: string; store: ResultsStore }[]): ReportTable {
-  const columns = ['store', 'messages', 'read by the rule', ...LOOP_BINS.map(([a, b]) => `share in repeats ${a}-${Math.min(b, 1)} (%)`)];
+  const columns = ['store', 'messages', 'read by the rule', ...LOOP_BINS.map(([a, b]) =>
+    `share in repeats ${a}-${Math.min(b, 1)} (%)`)];
   const rows: string[][] = [];
   const raw: RawRow[] = [];
   for (const { label, store } of stores) {
@@ -169,22 +183,29 @@ export function loopRuleTable(stores: { label: string; store: ResultsStore }[]):
         }
       }
     }
-    for (const [what, msgs] of [['RL step 1, every run', step1], ['late, collapsed vanilla runs', late]] as [string, string[]][]) {
+    for (const [what, msgs] of [['RL step 1, every run', step1], ['late, collapsed vanilla runs', late]] as [string,
+      string[]][]) {
       const read = msgs.filter((m) => {
         const mode = messageMode(m);
-        return mode !== 'healthyCall' && mode !== 'voidTurn' && mode !== 'emptyCall' && mode !== 'tags' && isRepetitionLoopCandidate(m);
+        return mode !== 'healthyCall' && mode !== 'voidTurn' && mode !== 'emptyCall' && mode !== 'tags' &&
+          isRepetitionLoopCandidate(m);
       });
       const shares = read.map((m) => repetitionShare(m.slice(0, LOOP_WINDOW)));
       const bins = LOOP_BINS.map(([a, b]) => shares.filter((x) => x >= a && x < b).length / Math.max(1, shares.length));
       rows.push([`${label}: ${what}`, String(msgs.length), String(read.length), ...bins.map((x) => pct(x))]);
-      raw.push({ config: what, label, seeds: [], values: Object.fromEntries(columns.slice(3).map((c, i) => [c, bins[i]])) });
+      raw.push({ config: what, label, seeds: [], values: Object.fromEntries(columns.slice(3).map((c, i) =>
+        [c, bins[i]])) });
     }
   }
   return {
-    id: 'table-loop-rule', title: 'The loop rule\'s threshold: how much of each message is repetition', columns, rows, raw,
-    notes: [`A message is a repetition loop from a share of ${LOOP_SHARE} (lib/format/repetition.ts): at RL step 1 almost no message ` +
-      'reaches it, late in the collapsed vanilla runs the shares pile up at both ends, and the threshold sits between them. ' +
-      `read by the rule = messages with ${LOOP_MIN_CHARS}+ characters besides whitespace that are no healthy call and no control-tag collapse.`],
+    id: 'table-loop-rule', title: 'The loop rule\'s threshold: how much of each message is repetition', columns, rows,
+      raw,
+    notes: [`A message is a repetition loop from a share of ${LOOP_SHARE} (lib/format/repetition.ts): at RL step 1 ` +
+      `almost no message ` +
+      'reaches it, late in the collapsed vanilla runs the shares pile up at both ends, and the threshold sits ' +
+        'between them. ' +
+      `read by the rule = messages with ${LOOP_MIN_CHARS}+ characters besides whitespace that are no healthy call ` +
+        `and no control-tag collapse.`],
   };
 }
 
@@ -217,16 +238,22 @@ export function collapseSummaryTable(stores: { label: string; store: ResultsStor
     const bare = runs.map((a) => a.modes?.emptyCall).filter((x): x is number => x !== undefined);
     const highest = bare.length ? Math.max(...bare) : null;
     const first = runs.filter((a) => a.order === 'probe first').length;
-    rows.push([label, `${runs.length} of ${all}`, tally(runs.map((a) => (a.dominant ? MODE_LABEL[a.dominant] : 'no sample'))), pct(highest),
+    rows.push([label, `${runs.length} of ${all}`, tally(runs.map((a) =>
+      (a.dominant ? MODE_LABEL[a.dominant] : 'no sample'))), pct(highest),
       tally(runs.map((a) => (a.mass ? JSON.stringify(a.mass.token) : 'none'))), `${first} of ${runs.length}`]);
-    raw.push({ config: label, label, seeds: [], values: { collapsed: runs.length, runs: all, highestBare: highest, probeFirst: first } });
+    raw.push({ config: label, label, seeds: [], values: { collapsed: runs.length, runs: all, highestBare: highest,
+      probeFirst: first } });
   }
   return {
-    id: 'table-collapse-summary', title: 'The collapse this lab has: vanilla GRPO runs that collapsed, by what they write',
+    id: 'table-collapse-summary',
+      title: 'The collapse this lab has: vanilla GRPO runs that collapsed, by what they write',
     columns, rows, raw,
-    notes: ['Vanilla GRPO at every rate of the sweep. Per run (table "How each run collapsed" of each regime): the mode with the ' +
-      'largest share of the late sampled messages, the token that took the probe\'s mass from {" after <tool_call>\\n, and ' +
-      'whether p({") fell below 0.9 before the sampled reward halved. The paper\'s vanilla-RL model writes a bare <tool_call> ' +
+    notes: ['Vanilla GRPO at every rate of the sweep. Per run (table "How each run collapsed" of each regime): the ' +
+      'mode with the ' +
+      'largest share of the late sampled messages, the token that took the probe\'s mass from {" after ' +
+        '<tool_call>\\n, and ' +
+      'whether p({") fell below 0.9 before the sampled reward halved. The paper\'s vanilla-RL model writes a bare ' +
+        '<tool_call> ' +
       'in 87% of its messages.'],
   };
 }

@@ -36,12 +36,14 @@ export interface ReportTable {
 
 export const NA = '—';
 /** What every "RL" state column reads (samples.ts lateStates). */
-export const LATE_STATES_NOTE = 'shares of the sampled messages of the last third of the RL steps (rollouts-sample.jsonl), by the ' +
+export const LATE_STATES_NOTE =
+  'shares of the sampled messages of the last third of the RL steps (rollouts-sample.jsonl), by the ' +
   'current rule (lib/format/states.ts)';
 /** Table 1's category columns, in the paper's order. */
 export const ID_COLUMNS = ['base', 'miss_func', 'miss_param', 'long_context'];
 export const STATE_LABEL: Record<StructuralState, string> = {
-  healthyCall: 'healthy call', healthyResponse: 'healthy response', pollution: 'pollution', fullCollapse: 'full collapse',
+  healthyCall: 'healthy call', healthyResponse: 'healthy response', pollution: 'pollution',
+    fullCollapse: 'full collapse',
 };
 
 export type Extract = (e: ExperimentResults, s: ExperimentResults['seeds'][number]) => number | undefined;
@@ -94,7 +96,8 @@ export function makeTable(id: string, title: string, exps: ExperimentResults[], 
     raw.push({ config: e.spec.name, label: e.spec.label, seeds: e.seeds.map((s) => s.seed), values });
     return [lead.cell(e), String(e.seeds.length), ...cells];
   });
-  return { id, title, columns, rows, raw, notes: exps.length ? [seedNote(exps), ...notes] : ['No finished runs in this group.'] };
+  return { id, title, columns, rows, raw, notes: exps.length ?
+    [seedNote(exps), ...notes] : ['No finished runs in this group.'] };
 }
 
 /**
@@ -123,8 +126,10 @@ export const OOD_COLUMNS = ['base', 'miss_param', 'miss_func'];
  * and the paired difference to the baseline's runs (lib/report/stats/bootstrap.ts). Empty cells where the runs hold
  * no per-task outcomes (results written before they were recorded) or were evaluated on other tasks.
  */
-export function insertIntervalColumns(t: ReportTable, exps: ExperimentResults[], store: ResultsStore, split: IntervalSplit,
-  cats: string[], label: string, after: string, baseline = BASELINE_CONFIG, baselineLabel = 'vanilla RL', withScore = true): void {
+export function insertIntervalColumns(t: ReportTable, exps: ExperimentResults[], store: ResultsStore,
+  split: IntervalSplit,
+  cats: string[], label: string, after: string, baseline = BASELINE_CONFIG, baselineLabel = 'vanilla RL',
+    withScore = true): void {
   const outcomes = (e: ExperimentResults | undefined) =>
     (e?.seeds ?? []).map((s) => s.summary.eval[split]?.outcomes).filter((o): o is Outcomes => o !== undefined);
   const base = store.experiments.find((e) => e.spec.name === baseline);
@@ -144,8 +149,10 @@ export function insertIntervalColumns(t: ReportTable, exps: ExperimentResults[],
   });
 }
 
-export const INTERVAL_NOTE = '[95% CI] = 2.5th-97.5th percentile of 2,000 bootstrap replicates that resample the test tasks of each ' +
-  'category and the seeds; − base / − vanilla RL = the paired difference to that row (same resampled tasks for both), ' +
+export const INTERVAL_NOTE =
+  '[95% CI] = 2.5th-97.5th percentile of 2,000 bootstrap replicates that resample the test tasks of each ' +
+  'category and the seeds; − base / − vanilla RL = the paired difference to that row (same resampled tasks for ' +
+    'both), ' +
   'real where its interval excludes 0.';
 
 /** Per-seed collapse steps, "35, none"; "none" when no seed collapsed. */
@@ -203,19 +210,22 @@ function storePresetOrNull(store: string): ReturnType<typeof getStorePreset> | n
 }
 
 /** A run's collapse step measured against the higher of its validated peak and where it started (the base). */
-export function collapseVsStart(s: ExperimentResults['seeds'][number], e: ExperimentResults, start: number | null): number | null {
+export function collapseVsStart(s: ExperimentResults['seeds'][number], e: ExperimentResults,
+  start: number | null): number | null {
   if (e.spec.init.kind !== 'base' || start === null) return s.summary.rl?.collapseStep ?? null;
   return summarizeRL(grpoRecords(s.metrics), 5, start).collapseStep;
 }
 
 export function collapseNote(start: number | null): string {
-  return 'collapse step = per seed, the first validated global step from which validation stays below a quarter of the higher of ' +
+  return 'collapse step = per seed, the first validated global step from which validation stays below a quarter of ' +
+    'the higher of ' +
     'its peak and the base checkpoint\'s accuracy on the same validation tasks' +
     (start === null ? ' (unknown here: no base-model run)' : ` (${(100 * start).toFixed(1)}%)`) + '.';
 }
 
 /** Lowest (or highest) value of a probe field over a run's GRPO steps (those after global step `after`, if given). */
-export function probeExtreme(metrics: MetricRecord[], field: string, pick: 'min' | 'max', after = -Infinity): number | undefined {
+export function probeExtreme(metrics: MetricRecord[], field: string, pick: 'min' | 'max',
+  after = -Infinity): number | undefined {
   const v = grpoRecords(metrics).filter((r) => (stepOf(r) ?? 0) > after)
     .map((r) => numberField(r, field)).filter((x): x is number => x !== undefined);
   if (!v.length) return undefined;

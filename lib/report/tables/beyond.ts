@@ -30,7 +30,8 @@ export function guardTable(store: ResultsStore): ReportTable {
       'ID average': (_e, s) => idAverage(s.summary),
     }, BY_LABEL,
     ['SFT phases = per seed, the SFT phases that ran (guard: triggered; ETS: scheduled).',
-      'min p({") / max p(<|im_end|>) = the probe after <tool_call>\\n at its worst over the RL steps (what the guard watches).']);
+      'min p({") / max p(<|im_end|>) = the probe after <tool_call>\\n at its worst over the RL steps (what the ' +
+        'guard watches).']);
   insertPerSeedColumn(t, exps, 'SFT phases', 'min p({")', sftPhases, (counts) => counts.join(', '));
   return t;
 }
@@ -45,14 +46,19 @@ const DOSE_BASELINES = ['base-model', 'fcl-sft', 'instruct-wide'];
  */
 export function sftDoseTable(store: ResultsStore): ReportTable {
   const exps = store.experiments.filter((e) => e.spec.group === 'sft-dose' || DOSE_BASELINES.includes(e.spec.name));
-  const t = makeTable('table-sft-dose', 'SFT dose: FCL-SFT at more epochs (%)', exps, ['ID average', 'format-OOD average'], {
+  const t = makeTable('table-sft-dose', 'SFT dose: FCL-SFT at more epochs (%)', exps,
+    ['ID average', 'format-OOD average'], {
     'ID average': (_e, s) => idAverage(s.summary),
     'format-OOD average': (_e, s) => s.summary.eval.format_ood?.mean,
-  }, BY_LABEL, ['Same data (the training tasks\' teacher conversations) and learning rate in every SFT row; only the epochs differ.',
-    'final SFT loss = per seed, the training loss of the last update (how far the conversations are learnt by heart).']);
-  insertIntervalColumns(t, exps, store, 'format_ood', OOD_COLUMNS, 'format-OOD', 'format-OOD average', 'base-model', 'base', false);
+  }, BY_LABEL,
+  ['Same data (the training tasks\' teacher conversations) and learning rate in every SFT row; only the epochs differ.',
+    'final SFT loss = per seed, the training loss of the last update (how far the conversations are learnt by ' +
+      'heart).']);
+  insertIntervalColumns(t, exps, store, 'format_ood', OOD_COLUMNS, 'format-OOD', 'format-OOD average', 'base-model',
+    'base', false);
   insertIntervalColumns(t, exps, store, 'id', ID_COLUMNS, 'ID', 'ID average', 'base-model', 'base');
-  insertPerSeedColumn(t, exps, 'final SFT loss', null, (s) => s.summary.sft?.finalLoss ?? null, (v) => listCell(v, (x) => x.toFixed(3)));
+  insertPerSeedColumn(t, exps, 'final SFT loss', null, (s) => s.summary.sft?.finalLoss ?? null,
+    (v) => listCell(v, (x) => x.toFixed(3)));
   if (t.raw.length) t.notes.splice(1, 0, INTERVAL_NOTE);
   return t;
 }

@@ -44,16 +44,19 @@ export function branchTable(b: BranchResult): ReportTable {
   const columns = ['run', 'final val', 'max p(<|im_end|>) after', 'max p(<tool_call>) after', 'RL full collapse',
     'ID average [95% CI]', '− parent [95% CI]'];
   const parentOut = b.parentSummary?.eval.id?.outcomes;
-  const rowOf = (label: string, config: string, s: RunSummary | null, m: MetricRecord[], dir: string, isBranch: boolean) => {
+  const rowOf = (label: string, config: string, s: RunSummary | null, m: MetricRecord[], dir: string,
+    isBranch: boolean) => {
     const collapse = lateStates({ dir, metrics: m })?.fullCollapse ?? null;
     const out = s?.eval.id?.outcomes;
     const ci = out ? scoreInterval([out], ID_COLUMNS) : null;
     const diff = isBranch && out && parentOut ? differenceInterval([out], [parentOut], ID_COLUMNS) : null;
     const [imEnd, toolCall] = [probeExtreme(m, 'pImEnd', 'max', b.step), probeExtreme(m, 'pToolCall', 'max', b.step)];
     const values: RawRow['values'] = {
-      'final val': s?.rl?.finalValAccuracy ?? null, 'max p(<|im_end|>) after': imEnd ?? null, 'max p(<tool_call>) after': toolCall ?? null,
+      'final val': s?.rl?.finalValAccuracy ?? null, 'max p(<|im_end|>) after': imEnd ?? null,
+        'max p(<tool_call>) after': toolCall ?? null,
       'RL full collapse': collapse, 'ID average': s ? idAverage(s) ?? null : null,
-      'ID average [95% CI]': ci as unknown as RawRow['values'][string], '− parent [95% CI]': diff as unknown as RawRow['values'][string],
+      'ID average [95% CI]': ci as unknown as RawRow['values'][string],
+        '− parent [95% CI]': diff as unknown as RawRow['values'][string],
     };
     const cells = [label, pct(s?.rl?.finalValAccuracy), prob(imEnd), prob(toolCall), pct(collapse ?? undefined),
       ci ? formatInterval(ci) : '—', diff ? formatInterval(diff, 1, true) : '—'];
@@ -68,11 +71,15 @@ export function branchTable(b: BranchResult): ReportTable {
     rows: rows.map((r) => r.cells),
     raw: rows.map((r) => r.raw),
     notes: [
-      `Both runs share RL steps 1-${b.step} (validation accuracy at step ${b.step}: ${pct(valAt(b.parentMetrics, b.step))}%); ` +
+      `Both runs share RL steps 1-${b.step} (validation accuracy at step ${b.step}: ` +
+        `${pct(valAt(b.parentMetrics, b.step))}%); ` +
         'every column after "run" describes what came after.',
-      'Percent except the probabilities. max p(...) after = the probe after <tool_call>\\n at its highest over the RL steps after the branch point; ' +
-        'RL full collapse = share of the sampled messages of the last third of the RL steps (rollouts-sample.jsonl, current rule).',
-      '[95% CI] = bootstrap over test tasks (one seed each); − parent = the paired difference on the same tasks, real where it excludes 0.',
+      'Percent except the probabilities. max p(...) after = the probe after <tool_call>\\n at its highest over the ' +
+        'RL steps after the branch point; ' +
+        'RL full collapse = share of the sampled messages of the last third of the RL steps (rollouts-sample.jsonl, ' +
+          'current rule).',
+      '[95% CI] = bootstrap over test tasks (one seed each); − parent = the paired difference on the same tasks, ' +
+        'real where it excludes 0.',
     ],
   };
 }

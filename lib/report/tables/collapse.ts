@@ -29,17 +29,21 @@ export function lrTable(store: ResultsStore): ReportTable {
     { column: 'lr', cell: sweepRowName },
     ['peak / final val = greedy validation accuracy (%) at its best and at the last validated step.',
       collapseNote(start),
-      'signal steps = per seed, the RL steps with at least one group of mixed rewards (the others have no policy gradient).',
-      'max p(...) = the probe after <tool_call>\\n at its highest over the RL steps (percent); runner-up = per seed, the most ' +
+      'signal steps = per seed, the RL steps with at least one group of mixed rewards (the others have no policy ' +
+        'gradient).',
+      'max p(...) = the probe after <tool_call>\\n at its highest over the RL steps (percent); runner-up = per ' +
+        'seed, the most ' +
       'likely token other than {", <|im_end|> and <tool_call> there at the last step.',
       `state shares (%) = ${LATE_STATES_NOTE}`]);
   insertPerSeedColumn(t, exps, 'collapse step', 'ID average', (s, e) => collapseVsStart(s, e, start), collapseCell);
-  insertPerSeedColumn(t, exps, 'signal steps', 'peak val', (s) => s.summary.rl?.stepsWithSignal ?? null, (v) => listCell(v, String));
+  insertPerSeedColumn(t, exps, 'signal steps', 'peak val', (s) => s.summary.rl?.stepsWithSignal ?? null,
+    (v) => listCell(v, String));
   insertPerSeedColumn(t, exps, 'runner-up', STATE_LABEL.healthyCall, (s) => s.summary.rl?.finalProbe.topOther ?? null,
     (v) => listCell(v, (x) => JSON.stringify(x)));
   // where RL took each rate relative to where it started: the base checkpoint's own evaluation on the same tasks
   insertIntervalColumns(t, exps, store, 'id', ID_COLUMNS, 'ID', 'ID average', 'base-model', 'base');
-  if (t.raw.length) t.notes.push('ID [95% CI] and ID − base: bootstrap over the test tasks and seeds, paired with the base checkpoint\'s ' +
+  if (t.raw.length) t.notes.push('ID [95% CI] and ID − base: bootstrap over the test tasks and seeds, paired with ' +
+    'the base checkpoint\'s ' +
     'evaluation on the same tasks (row base-model of Table 1); real where the interval excludes 0.');
   t.raw.forEach((r, i) => (r.values.lr = exps[i].spec.sweepLr ?? null));
   return t;
@@ -53,10 +57,14 @@ export function stateTable(store: ResultsStore): ReportTable {
   for (const k of STRUCTURAL_STATES) extract[`RL ${STATE_LABEL[k]}`] = (_e, s) => lateStates(s)?.[k];
   return makeTable('table-states', 'Structural states of assistant messages (%)', exps, Object.keys(extract), extract,
     BY_LABEL,
-    ['eval = greedy messages of the final ID evaluation, as classified when the run was made (runs made before repetition ' +
-      'loops were full collapse count a loop as a healthy response there); RL = ' + LATE_STATES_NOTE + ' (— for runs without RL).',
-      'healthy call: a well-formed tool call; healthy response: plain text; pollution: calls or tags mixed with text, call JSON ' +
-      'without tags, malformed calls; full collapse: degenerate output (an empty message, a bare <tool_call>, only or repeated ' +
+    ['eval = greedy messages of the final ID evaluation, as classified when the run was made (runs made before ' +
+      'repetition ' +
+      'loops were full collapse count a loop as a healthy response there); RL = ' + LATE_STATES_NOTE +
+        ' (— for runs without RL).',
+      'healthy call: a well-formed tool call; healthy response: plain text; pollution: calls or tags mixed with ' +
+        'text, call JSON ' +
+      'without tags, malformed calls; full collapse: degenerate output (an empty message, a bare <tool_call>, only ' +
+        'or repeated ' +
       'tags, a repetition loop).']);
 }
 
@@ -66,7 +74,8 @@ export function stateTable(store: ResultsStore): ReportTable {
  * after `<tool_call>\n`. Rows: every run evaluated both ways (base, methods, learning-rate sweep).
  */
 export function capabilityTable(store: ResultsStore): ReportTable {
-  const exps = store.experiments.filter((e) => e.spec.group !== 'base' && e.seeds.some((s) => s.summary.eval.id_constrained));
+  const exps = store.experiments.filter((e) => e.spec.group !== 'base' &&
+    e.seeds.some((s) => s.summary.eval.id_constrained));
   const gain = (s: ExperimentResults['seeds'][number]) => {
     const [a, b] = [idAverage(s.summary), idAverage(s.summary, 'id_constrained')];
     return a === undefined || b === undefined ? undefined : b - a;
@@ -77,7 +86,8 @@ export function capabilityTable(store: ResultsStore): ReportTable {
       constrained: (_e, s) => idAverage(s.summary, 'id_constrained'),
       'constrained − free': (_e, s) => gain(s),
     }, { column: 'run', cell: (e) => (e.spec.group === 'lr-sweep' ? `Vanilla RL, ${sweepRowName(e)}` : e.spec.label) },
-    ['Both columns are greedy ID averages of the final checkpoint; constrained decoding forbids only <|im_end|> and a ' +
+    ['Both columns are greedy ID averages of the final checkpoint; constrained decoding forbids only <|im_end|> and ' +
+      'a ' +
       'second <tool_call> right after <tool_call>\\n (toolrl eval --constrained).']);
 }
 
@@ -108,12 +118,15 @@ export function collapseRateTable(store: ResultsStore): ReportTable {
     'RL healthy call': (_e, s) => lateStates(s)?.healthyCall,
   };
   const lr = formatLr(COLLAPSE_LR);
-  const t = makeTable('table-collapse-rate', `Supervisory signals at the collapse rate (lr ${lr})`, exps, Object.keys(extract), extract,
+  const t = makeTable('table-collapse-rate', `Supervisory signals at the collapse rate (lr ${lr})`, exps,
+    Object.keys(extract), extract,
     { column: 'method', cell: collapseRateLabel },
     [`Every row trains at lr ${lr}, where vanilla RL collapses; Table 1's rows train at the main rate.`,
       `RL full collapse / healthy call = ${LATE_STATES_NOTE}`, collapseNote(start)]);
-  insertIntervalColumns(t, exps, store, 'id', ID_COLUMNS, 'ID average', 'ID average', baseline[0]?.spec.name ?? '', `vanilla RL lr ${lr}`);
-  insertPerSeedColumn(t, exps, 'collapse step', 'RL full collapse', (s, e) => collapseVsStart(s, e, start), collapseCell);
+  insertIntervalColumns(t, exps, store, 'id', ID_COLUMNS, 'ID average', 'ID average', baseline[0]?.spec.name ?? '',
+    `vanilla RL lr ${lr}`);
+  insertPerSeedColumn(t, exps, 'collapse step', 'RL full collapse', (s, e) => collapseVsStart(s, e, start),
+    collapseCell);
   if (t.raw.length) t.notes.splice(1, 0, INTERVAL_NOTE);
   return t;
 }

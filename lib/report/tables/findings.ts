@@ -17,13 +17,15 @@
  *                   interval above / below 0;
  *   several tests   a verdict that rests on k paired comparisons says so, and says whether it holds when each
  *                   comparison is read at 1 - 0.05 / k (Bonferroni);
- *   late messages   lib/report/tables/anatomy.ts: the sampled messages of the last third of a run's RL steps, with modes.
+ *   late messages   lib/report/tables/anatomy.ts: the sampled messages of the last third of a run's RL steps, with
+ * modes.
  * Rows are Table 1's, at the main learning rate. Where vanilla GRPO does not collapse at the main rate, F4 (which
  * needs an instability) reads the 'collapse-rate' group, the same signals at the rate where it does, if the
  * store has it, and says so.
  */
 import { ExperimentResults, ResultsStore } from '../store/results';
-import { ReportTable, ID_COLUMNS, baseValAccuracy, collapseVsStart, idAverage, probeExtreme, sweepExperiments } from './base';
+import { ReportTable, ID_COLUMNS, baseValAccuracy, collapseVsStart, idAverage, probeExtreme,
+  sweepExperiments } from './base';
 import { Interval, Outcomes, differenceInterval, formatInterval } from '../stats/bootstrap';
 import { formatLr } from '../stats/seeds';
 import { COLLAPSE_LR } from '../../experiments/registry/configs';
@@ -44,15 +46,20 @@ export interface Finding {
 type Split = 'id' | 'format_ood' | 'content_ood' | 'format_content_ood';
 type Seed = ExperimentResults['seeds'][number];
 const OOD_CATS = ['base', 'miss_param', 'miss_func'];
-const CATS: Record<Split, string[]> = { id: ID_COLUMNS, format_ood: OOD_CATS, content_ood: OOD_CATS, format_content_ood: OOD_CATS };
+const CATS: Record<Split, string[]> = { id: ID_COLUMNS, format_ood: OOD_CATS, content_ood: OOD_CATS,
+  format_content_ood: OOD_CATS };
 const SPLIT_NAME: Record<Split, string> = { id: 'ID', format_ood: 'format-OOD', content_ood: 'content-OOD',
   format_content_ood: 'format+content-OOD' };
 
 /** A probe probability counts as a control-token spike from here (the paper: 87% of messages a bare tag). */
 export const SPIKE_LEVEL = 0.5;
-/** The paper's message signature holds in a run when at least this share of its late messages is a bare `<tool_call>`. */
+/**
+ * The paper's message signature holds in a run when at least this share of its late messages is a bare `<tool_call>`.
+ */
 export const SIGNATURE_SHARE = 0.5;
-/** A capability survives in another format when the collapsed runs keep at least this share of the base's score there. */
+/**
+ * A capability survives in another format when the collapsed runs keep at least this share of the base's score there.
+ */
 export const KEPT_SHARE = 0.5;
 /** The family-wise error rate that a Bonferroni correction keeps (each of k comparisons at 1 - FAMILY_ALPHA / k). */
 const FAMILY_ALPHA = 0.05;
@@ -105,7 +112,8 @@ class Evidence {
     const exps = sweep.length ? sweep : [this.exp('vanilla-rl')].filter((x): x is ExperimentResults => !!x);
     const out: CollapsedRun[] = [];
     for (const e of exps) {
-      for (const seed of e.seeds) if (collapseVsStart(seed, e, this.start) !== null) out.push({ e, seed, anatomy: runAnatomy(e, seed, this.start) });
+      for (const seed of e.seeds) if (collapseVsStart(seed, e, this.start) !== null) out.push({ e, seed,
+        anatomy: runAnatomy(e, seed, this.start) });
     }
     return out;
   }
@@ -117,7 +125,9 @@ function seedOutcomes(seeds: Seed[], split: Split): Outcomes[] | null {
 }
 
 function meanOf(seeds: Seed[], split: Split): number | null {
-  const v = seeds.map((s) => (split === 'id' ? idAverage(s.summary) : s.summary.eval[split]?.mean)).filter((x): x is number => x !== undefined);
+  const v =
+    seeds.map((s) => (split === 'id' ? idAverage(s.summary) : s.summary.eval[split]?.mean)).filter((x): x is number =>
+    x !== undefined);
   return v.length ? v.reduce((a, b) => a + b, 0) / v.length : null;
 }
 
@@ -152,15 +162,18 @@ function bonferroniNote(k: number, verdict: Verdict, strictVerdict: Verdict): st
 function f1(ev: Evidence): Finding {
   const claim = 'Vanilla multi-turn GRPO collapses (base 3.50 → GRPO 0.0)';
   const v = ev.exp('vanilla-rl');
-  if (!v || !ev.exp('base-model')) return { id: 'F1', claim, verdict: 'not testable', evidence: 'no vanilla-rl or base-model runs' };
+  if (!v || !ev.exp('base-model')) return { id: 'F1', claim, verdict: 'not testable',
+    evidence: 'no vanilla-rl or base-model runs' };
   const dv = ev.diff(v, 'base-model');
   const higher = sweepExperiments(ev.store).filter((e) => (e.spec.sweepLr ?? 0) > (v.spec.sweepLr ?? 0));
   const sweep = sweepExperiments(ev.store).filter((e) => e !== v)
     .map((e) => `lr ${formatLr(e.spec.sweepLr)}: ID ${pct(ev.score(e))}, ${collapseText(ev, e)}`).join('; ');
-  const evidence = `vanilla RL ${pct(ev.score(v))} vs base ${pct(ev.score(ev.exp('base-model')))}, ${d(dv)}; ${collapseText(ev, v)}` +
+  const evidence =
+    `vanilla RL ${pct(ev.score(v))} vs base ${pct(ev.score(ev.exp('base-model')))}, ${d(dv)}; ${collapseText(ev, v)}` +
     (sweep ? `. ${sweep}` : '');
   if (ev.collapsed(v)) return { id: 'F1', claim, verdict: 'reproduced', evidence };
-  if (higher.some((e) => ev.collapsed(e))) return { id: 'F1', claim, verdict: 'partly', evidence: `at higher learning rates only: ${evidence}` };
+  if (higher.some((e) => ev.collapsed(e))) return { id: 'F1', claim, verdict: 'partly',
+    evidence: `at higher learning rates only: ${evidence}` };
   if (above(dv)) return { id: 'F1', claim, verdict: 'inverted', evidence };
   return { id: 'F1', claim, verdict: 'not shown', evidence };
 }
@@ -173,11 +186,14 @@ function f1(ev: Evidence): Finding {
  * are listed beside it, so a collapse of another kind is named rather than counted.
  */
 function f2(ev: Evidence): Finding {
-  const claim = `A control-token spike after <tool_call>\\n marks the collapse: p(<|im_end|>) or p(<tool_call>) rises (87% of the RL model's messages a bare <tool_call>)`;
+  const claim =
+    `A control-token spike after <tool_call>\\n marks the collapse: p(<|im_end|>) or p(<tool_call>) rises (87% of ` +
+    `the RL model's messages a bare <tool_call>)`;
   const runs = ev.collapsedVanilla();
   if (!runs.length) return { id: 'F2', claim, verdict: 'not testable', evidence: 'no vanilla GRPO run collapsed' };
   const spiked = runs.filter(({ seed }) =>
-    Math.max(probeExtreme(seed.metrics, 'pImEnd', 'max') ?? 0, probeExtreme(seed.metrics, 'pToolCall', 'max') ?? 0) >= SPIKE_LEVEL);
+    Math.max(probeExtreme(seed.metrics, 'pImEnd', 'max') ?? 0,
+      probeExtreme(seed.metrics, 'pToolCall', 'max') ?? 0) >= SPIKE_LEVEL);
   const measured = runs.filter((r) => r.anatomy.modes !== null);
   const signed = measured.filter((r) => (r.anatomy.modes?.emptyCall ?? 0) >= SIGNATURE_SHARE);
   const most = (k: number) => k * 2 > runs.length;
@@ -185,9 +201,13 @@ function f2(ev: Evidence): Finding {
     : most(signed.length) || most(spiked.length) ? 'partly' : 'not shown';
   const modes = runs.map((r) => `${runName(r)}: ${r.anatomy.dominant ? MODE_LABEL[r.anatomy.dominant] : 'no sample'} ` +
     `${pct(r.anatomy.modes && r.anatomy.dominant ? r.anatomy.modes[r.anatomy.dominant] : null)}, bare <tool_call> ` +
-    `${pct(r.anatomy.modes?.emptyCall)}, mass from {" to ${r.anatomy.mass ? JSON.stringify(r.anatomy.mass.token) : 'none'}`);
-  const evidence = `the paper's signature (≥ ${100 * SIGNATURE_SHARE}% of late messages a bare <tool_call>) in ${signed.length} of ` +
-    `${runs.length} collapsed vanilla runs${measured.length < runs.length ? ` (${runs.length - measured.length} without a rollout sample)` : ''}; ` +
+    `${pct(r.anatomy.modes?.emptyCall)}, mass from {" to ` +
+      `${r.anatomy.mass ? JSON.stringify(r.anatomy.mass.token) : 'none'}`);
+  const evidence =
+    `the paper's signature (≥ ${100 * SIGNATURE_SHARE}% of late messages a bare <tool_call>) ` +
+    `in ${signed.length} of ` +
+    `${runs.length} collapsed vanilla runs${measured.length < runs.length ? ` (${runs.length -
+      measured.length} without a rollout sample)` : ''}; ` +
     `p(<|im_end|>) or p(<tool_call>) ≥ ${SPIKE_LEVEL} at some RL step in ${spiked.length} of ${runs.length}. ` +
     `The collapse the lab has instead (dominant late mode): ${modes.join('; ')}`;
   return { id: 'F2', claim, verdict, evidence };
@@ -200,7 +220,9 @@ function f2(ev: Evidence): Finding {
  * shown otherwise. Constrained decoding on ID (the two control tokens forbidden after `<tool_call>\n`) is reported.
  */
 function f3(ev: Evidence): Finding {
-  const claim = 'The capability is intact, hidden by the format: collapsed GRPO keeps 24.75 on ACEBench\'s own call format (base 26.0) while scoring 0 in its own';
+  const claim =
+    'The capability is intact, hidden by the format: collapsed GRPO keeps 24.75 on ACEBench\'s own call format ' +
+    '(base 26.0) while scoring 0 in its own';
   const runs = ev.collapsedVanilla();
   if (!runs.length) return { id: 'F3', claim, verdict: 'not testable', evidence: 'no vanilla GRPO run collapsed' };
   const base = ev.exp('base-model');
@@ -208,7 +230,8 @@ function f3(ev: Evidence): Finding {
     const [a, c] = [idAverage(seed.summary), idAverage(seed.summary, 'id_constrained')];
     return a === undefined || c === undefined ? null : c - a;
   }).filter((x): x is number => x !== null);
-  const tail = constrained.length ? `; constrained − free decoding on ID: ${constrained.map((x) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`).join(', ')} points` : '';
+  const tail = constrained.length ? `; constrained − free decoding on ID: ${constrained.map((x) => `${x >= 0 ?
+    '+' : ''}${(100 * x).toFixed(1)}`).join(', ')} points` : '';
   for (const split of ['format_content_ood', 'format_ood'] as Split[]) {
     const b = ev.score(base, split);
     const seeds = runs.map((r) => r.seed);
@@ -218,10 +241,13 @@ function f3(ev: Evidence): Finding {
     const ob = ev.outcomes(base, split);
     const iv = oc && ob ? differenceInterval(oc, ob, CATS[split]) : null;
     const verdict: Verdict = kept >= KEPT_SHARE * b ? 'reproduced' : below(iv) ? 'inverted' : 'not shown';
-    return { id: 'F3', claim, verdict, evidence: `${runs.length} collapsed vanilla runs on ${SPLIT_NAME[split]}: ${pct(kept)} vs base ` +
-      `${pct(b)}, collapsed − base ${d(iv)} (kept ${pct(kept / b)} of the base's score; reproduced from ${100 * KEPT_SHARE}%)${tail}` };
+    return { id: 'F3', claim, verdict,
+      evidence: `${runs.length} collapsed vanilla runs on ${SPLIT_NAME[split]}: ${pct(kept)} vs base ` +
+      `${pct(b)}, collapsed − base ${d(iv)} (kept ${pct(kept / b)} of the base's score; reproduced from ` +
+        `${100 * KEPT_SHARE}%)${tail}` };
   }
-  return { id: 'F3', claim, verdict: 'not testable', evidence: `the base scores 0 on both format-OOD splits, nothing to keep${tail}` };
+  return { id: 'F3', claim, verdict: 'not testable',
+    evidence: `the base scores 0 on both format-OOD splits, nothing to keep${tail}` };
 }
 
 /**
@@ -230,7 +256,8 @@ function f3(ev: Evidence): Finding {
  * above than below; not shown: as many (or none decided). Which methods collapsed is the evidence beside it.
  */
 function f4(ev: Evidence): Finding {
-  const claim = 'Synchronous mixing collapses like GRPO (OPS 1.50, HBG 0.0); interleaved SFT does not (ETS 20.0, PRS 25.75)';
+  const claim =
+    'Synchronous mixing collapses like GRPO (OPS 1.50, HBG 0.0); interleaved SFT does not (ETS 20.0, PRS 25.75)';
   let names = { ops: 'ops', hbg: 'hbg', ets: 'ets-difflr', prs: 'prs' };
   let where = 'at the main rate';
   const v = ev.exp('vanilla-rl');
@@ -238,14 +265,16 @@ function f4(ev: Evidence): Finding {
     const tag = `-lr${COLLAPSE_LR.toExponential(0).replace('+', '')}`;
     if (!ev.exp('ops' + tag)) {
       return { id: 'F4', claim, verdict: 'not testable',
-        evidence: `vanilla GRPO does not collapse at the main rate (${collapseText(ev, v)}) and the store has no signals at a collapse rate` };
+        evidence: `vanilla GRPO does not collapse at the main rate (${collapseText(ev, v)}) and the store has no ` +
+          `signals at a collapse rate` };
     }
     names = { ops: 'ops' + tag, hbg: 'hbg' + tag, ets: 'ets-difflr' + tag, prs: 'prs' + tag };
     where = `at lr ${formatLr(COLLAPSE_LR)}, where vanilla GRPO collapses (it holds at the main rate)`;
   }
   const sync = [names.ops, names.hbg].filter((n) => ev.exp(n));
   const inter = [names.ets, names.prs].filter((n) => ev.exp(n));
-  if (!sync.length || !inter.length) return { id: 'F4', claim, verdict: 'not testable', evidence: `${where}: missing runs` };
+  if (!sync.length || !inter.length) return { id: 'F4', claim, verdict: 'not testable',
+    evidence: `${where}: missing runs` };
   const pairs = inter.flatMap((i) => sync.map((s) => [i, s] as [string, string]));
   const cmp = compare(ev, pairs);
   const verdictOf = (ivs: (Interval | null)[]): Verdict => {
@@ -253,15 +282,19 @@ function f4(ev: Evidence): Finding {
     return up === ivs.length ? 'reproduced' : down > up ? 'inverted' : up > down ? 'partly' : 'not shown';
   };
   const verdict = verdictOf(cmp.map((c) => c.iv));
-  const status = [...sync, ...inter].map((n) => `${ev.exp(n)!.spec.label}: ${collapseText(ev, ev.exp(n))}, ID ${pct(ev.score(ev.exp(n)))}`);
-  return { id: 'F4', claim, verdict, evidence: `${where}, interleaved − synchronous on ID: ${cmp.map((c) => `${c.name} ${d(c.iv)}`).join('; ')} ` +
+  const status =
+    [...sync,
+    ...inter].map((n) => `${ev.exp(n)!.spec.label}: ${collapseText(ev, ev.exp(n))}, ID ${pct(ev.score(ev.exp(n)))}`);
+  return { id: 'F4', claim, verdict,
+    evidence: `${where}, interleaved − synchronous on ID: ${cmp.map((c) => `${c.name} ${d(c.iv)}`).join('; ')} ` +
     `(${bonferroniNote(cmp.length, verdict, verdictOf(cmp.map((c) => c.strict)))}). ${status.join('; ')}` };
 }
 
 /** Wins and losses of `cmp` as a verdict: every one a win is reproduced; losses >= wins (one at least) inverted. */
 function winsVerdict(ivs: (Interval | null)[]): Verdict {
   const [wins, losses] = [ivs.filter(above).length, ivs.filter(below).length];
-  return wins === ivs.length ? 'reproduced' : wins + losses === 0 ? 'not shown' : losses >= wins ? 'inverted' : 'partly';
+  return wins === ivs.length ? 'reproduced' : wins + losses === 0 ? 'not shown' : losses >= wins ?
+    'inverted' : 'partly';
 }
 
 /**
@@ -270,7 +303,9 @@ function winsVerdict(ivs: (Interval | null)[]): Verdict {
  * at least as many as they win; partly when they win more than they lose.
  */
 function f5(ev: Evidence): Finding {
-  const claim = 'ETS (20.0) and PRS (25.75) are best: above vanilla GRPO (0.0), the synchronous signals (OPS 1.50, HBG 0.0) and the base (3.50); SFT→RL 17.25';
+  const claim =
+    'ETS (20.0) and PRS (25.75) are best: above vanilla GRPO (0.0), the synchronous signals (OPS 1.50, HBG 0.0) and ' +
+    'the base (3.50); SFT→RL 17.25';
   const methods = ['ets-difflr', 'prs'].filter((n) => ev.exp(n));
   const rivals = ['vanilla-rl', 'ops', 'hbg', 'sync-sft', 'base-model'].filter((n) => ev.exp(n));
   if (!methods.length || !rivals.length) return { id: 'F5', claim, verdict: 'not testable', evidence: 'missing runs' };
@@ -293,7 +328,9 @@ function f5(ev: Evidence): Finding {
  * GRPO); partly when some row is below the base or vanilla RL; not shown otherwise.
  */
 function f6(ev: Evidence): Finding {
-  const claim = 'Supervised training binds the training format: format+content-OOD SFT(BFCL) 0.0, ETS 8.75, PRS 12.0 vs base 26.0 (GRPO 24.75)';
+  const claim =
+    'Supervised training binds the training format: format+content-OOD SFT(BFCL) 0.0, ETS 8.75, PRS 12.0 vs base ' +
+    '26.0 (GRPO 24.75)';
   const methods = ['fcl-sft', 'ets-difflr', 'prs'].filter((n) => ev.exp(n));
   const base = ev.exp('base-model');
   const vr = ev.exp('vanilla-rl');
@@ -301,18 +338,24 @@ function f6(ev: Evidence): Finding {
   for (const split of ['format_content_ood', 'format_ood'] as Split[]) {
     const b = ev.score(base, split);
     if (b === null || b === 0) continue; // nothing to lose on this split
-    const cmp = compare(ev, [...methods.map((m) => [m, 'base-model'] as [string, string]), ...methods.map((m) => [m, 'vanilla-rl'] as [string, string])], split);
+    const cmp = compare(ev, [...methods.map((m) => [m, 'base-model'] as [string, string]),
+      ...methods.map((m) => [m, 'vanilla-rl'] as [string, string])], split);
     const verdictOf = (ivs: (Interval | null)[]): Verdict => {
       const [vsBase, vsRl] = [ivs.slice(0, methods.length), ivs.slice(methods.length)];
-      const [lostBase, lostRl, keptRl] = [vsBase.filter(below).length, vsRl.filter(below).length, vsRl.filter(above).length];
-      return lostBase === methods.length && lostRl === methods.length ? 'reproduced' : keptRl * 2 > methods.length ? 'inverted'
+      const [lostBase, lostRl, keptRl] = [vsBase.filter(below).length, vsRl.filter(below).length,
+        vsRl.filter(above).length];
+      return lostBase === methods.length && lostRl === methods.length ? 'reproduced' : keptRl * 2 > methods.length ?
+        'inverted'
         : lostBase + lostRl > 0 ? 'partly' : 'not shown';
     };
     const verdict = verdictOf(cmp.map((c) => c.iv));
-    const rows = methods.map((m, i) => `${ev.exp(m)!.spec.label} ${pct(ev.score(ev.exp(m), split))} (− base ${d(cmp[i].iv)}, ` +
+    const rows =
+      methods.map((m, i) => `${ev.exp(m)!.spec.label} ${pct(ev.score(ev.exp(m), split))} (− base ${d(cmp[i].iv)}, ` +
       `− vanilla RL ${d(cmp[methods.length + i].iv)})`);
-    return { id: 'F6', claim, verdict, evidence: `${SPLIT_NAME[split]} (base ${pct(b)}; vanilla RL ${pct(ev.score(vr, split))}, − base ` +
-      `${d(ev.diff(vr, base, split))}): ${rows.join(', ')} (${bonferroniNote(cmp.length, verdict, verdictOf(cmp.map((c) => c.strict)))})` +
+    return { id: 'F6', claim, verdict,
+      evidence: `${SPLIT_NAME[split]} (base ${pct(b)}; vanilla RL ${pct(ev.score(vr, split))}, − base ` +
+      `${d(ev.diff(vr, base, split))}): ${rows.join(', ')} ` +
+        `(${bonferroniNote(cmp.length, verdict, verdictOf(cmp.map((c) => c.strict)))})` +
       (split === 'format_ood' ? '; format+content-OOD: the base scores 0 there' : '') };
   }
   return { id: 'F6', claim, verdict: 'not testable', evidence: 'the base scores 0 on both format-OOD splits' };
@@ -324,11 +367,14 @@ function f6(ev: Evidence): Finding {
  * above; partly: one above; inverted: one below and none above; not shown: neither decided.
  */
 function f7(ev: Evidence): Finding {
-  const claim = 'The learning rate modulates the outcome (GRPO collapses faster at higher rates; ETS +16.5 at SFT lr 1e-5 vs +13.75 at 1e-6)';
+  const claim =
+    'The learning rate modulates the outcome (GRPO collapses faster at higher rates; ETS +16.5 at SFT lr 1e-5 vs ' +
+    '+13.75 at 1e-6)';
   const sweep = sweepExperiments(ev.store);
   if (sweep.length < 2) return { id: 'F7', claim, verdict: 'not testable', evidence: 'no learning-rate sweep' };
   const [lo, hi] = [sweep[0], sweep[sweep.length - 1]];
-  const pairs: [string, string][] = [[lo.spec.name, hi.spec.name], ...(ev.exp('ets-difflr') && ev.exp('ets') ? [['ets-difflr', 'ets'] as [string, string]] : [])];
+  const pairs: [string, string][] = [[lo.spec.name, hi.spec.name],
+    ...(ev.exp('ets-difflr') && ev.exp('ets') ? [['ets-difflr', 'ets'] as [string, string]] : [])];
   const cmp = compare(ev, pairs);
   const verdictOf = (ivs: (Interval | null)[]): Verdict => {
     const [up, down] = [ivs.filter(above).length, ivs.filter(below).length];
@@ -338,7 +384,9 @@ function f7(ev: Evidence): Finding {
   const paperEts = (PAPER_ROWS['ets-difflr'].average! - PAPER_ROWS.ets.average!).toFixed(2);
   const evidence = sweep.map((e) => `lr ${formatLr(e.spec.sweepLr)} ${pct(ev.score(e))}`).join(', ') +
     `; GRPO lr ${formatLr(lo.spec.sweepLr)} − lr ${formatLr(hi.spec.sweepLr)} ${d(cmp[0].iv)}` +
-    (cmp[1] ? `; ETS SFT lr high − low ${d(cmp[1].iv)} (paper +${paperEts} points)` : '; ETS at two SFT rates: missing runs') +
+    (cmp[1] ?
+      `; ETS SFT lr high − low ${d(cmp[1].iv)} (paper +${paperEts} points)`
+      : '; ETS at two SFT rates: missing runs') +
     ` (${bonferroniNote(cmp.length, verdict, verdictOf(cmp.map((c) => c.strict)))})`;
   return { id: 'F7', claim, verdict, evidence };
 }
@@ -352,13 +400,15 @@ export function findings(store: ResultsStore): Finding[] {
 /** One table, a column pair per store: "regime label" -> store. */
 export function findingsTable(stores: { label: string; store: ResultsStore }[]): ReportTable {
   const per = stores.map((s) => findings(s.store));
-  const columns = ['#', 'the paper\'s claim (Qwen2.5-1.5B-Instruct)', ...stores.flatMap((s) => [s.label, `${s.label}: evidence`])];
+  const columns = ['#', 'the paper\'s claim (Qwen2.5-1.5B-Instruct)',
+    ...stores.flatMap((s) => [s.label, `${s.label}: evidence`])];
   const rows = per[0].map((f, i) => [f.id, f.claim, ...per.flatMap((p) => [p[i].verdict, p[i].evidence])]);
   return {
     id: 'table-findings', title: 'Findings F1-F7 against the paper, per regime', columns, rows,
     raw: per[0].map((f, i) => ({ config: f.id, label: f.claim, seeds: [],
       values: Object.fromEntries(stores.map((s, j) => [s.label, per[j][i].verdict])) })),
-    notes: ['Verdicts by fixed rules (lib/report/tables/findings.ts): reproduced / partly / inverted / not shown / not testable; ' +
+    notes: ['Verdicts by fixed rules (lib/report/tables/findings.ts): reproduced / partly / inverted / not shown / ' +
+      'not testable; ' +
       'differences are paired bootstrap intervals over the test tasks and seeds (95%), percent points.'],
   };
 }

@@ -39,14 +39,18 @@ export function oodTable(store: ResultsStore): ReportTable {
       'content-OOD = a held-out API family; OOD averages are the mean of that split\'s category accuracies; ' +
       '— where a run predates the format+content-OOD split.']);
   t.columns.push('paper format+content-OOD', 'paper content-OOD');
-  t.rows.forEach((r, i) => r.push(paperOodCell(t.raw[i].config, 'formatContentOod') || NA, paperOodCell(t.raw[i].config, 'contentOod') || NA));
+  t.rows.forEach((r, i) => r.push(paperOodCell(t.raw[i].config, 'formatContentOod') || NA,
+    paperOodCell(t.raw[i].config, 'contentOod') || NA));
   t.raw.forEach((r) => {
     r.values['paper format+content-OOD'] = PAPER_ROWS[r.config]?.formatContentOod ?? null;
     r.values['paper content-OOD'] = PAPER_ROWS[r.config]?.contentOod ?? null;
   });
-  insertIntervalColumns(t, exps, store, 'format_content_ood', OOD_COLUMNS, 'format+content-OOD', 'format+content-OOD average', 'base-model', 'base');
-  insertIntervalColumns(t, exps, store, 'content_ood', OOD_COLUMNS, 'content-OOD', 'content-OOD average', 'base-model', 'base');
-  insertIntervalColumns(t, exps, store, 'format_ood', OOD_COLUMNS, 'format-OOD', 'format-OOD average', 'base-model', 'base');
+  insertIntervalColumns(t, exps, store, 'format_content_ood', OOD_COLUMNS, 'format+content-OOD',
+    'format+content-OOD average', 'base-model', 'base');
+  insertIntervalColumns(t, exps, store, 'content_ood', OOD_COLUMNS, 'content-OOD', 'content-OOD average', 'base-model',
+    'base');
+  insertIntervalColumns(t, exps, store, 'format_ood', OOD_COLUMNS, 'format-OOD', 'format-OOD average', 'base-model',
+    'base');
   if (t.raw.length) t.notes.splice(1, 0, INTERVAL_NOTE);
   return t;
 }

@@ -37,7 +37,8 @@ const cellOf = (xs: (number | undefined)[]) => {
 /** The best validated checkpoint vs the final one, per RL run: where it peaked, and what its policy scores on ID. */
 export function bestTable(store: ResultsStore): ReportTable {
   const exps = rlExperiments(store, (s) => s.summary.best !== undefined);
-  const columns = ['method', 'seeds', 'best at step', 'best val', 'best ID average', 'final ID average', 'best − final [95% CI]'];
+  const columns = ['method', 'seeds', 'best at step', 'best val', 'best ID average', 'final ID average',
+    'best − final [95% CI]'];
   const raw: RawRow[] = [];
   const rows = exps.map((e) => {
     const best = e.seeds.map((s) => s.summary.best!);
@@ -51,15 +52,18 @@ export function bestTable(store: ResultsStore): ReportTable {
       values: { 'best at step': best.map((b) => b.globalStep), 'best val': best.map((b) => b.valAccuracy),
         'best ID average': bestAvg.map((x) => x ?? null), 'final ID average': finalAvg.map((x) => x ?? null),
         'best − final [95% CI]': diff as unknown as RawRow['values'][string] } });
-    return [e.spec.label, String(e.seeds.length), best.map((b) => b.globalStep).join(', '), cellOf(best.map((b) => b.valAccuracy)),
+    return [e.spec.label, String(e.seeds.length), best.map((b) => b.globalStep).join(', '),
+      cellOf(best.map((b) => b.valAccuracy)),
       cellOf(bestAvg), cellOf(finalAvg), diff ? formatInterval(diff, 1, true) : NA];
   });
   return {
     id: 'table-best', title: 'Best validated checkpoint vs final checkpoint (%)', columns, rows, raw,
     notes: exps.length ? [
-      'best at step = per seed, the global step of the highest RL validation (ties keep the earlier); its policy was kept then ' +
+      'best at step = per seed, the global step of the highest RL validation (ties keep the earlier); its policy ' +
+        'was kept then ' +
       'and evaluated at the end on the same ID test tasks as the final one (the paper\'s Appendix D).',
-      'The validation tasks are the first of each test category, so the best checkpoint is chosen on part of the test set: ' +
+      'The validation tasks are the first of each test category, so the best checkpoint is chosen on part of the ' +
+        'test set: ' +
       'read best − final as how far a run fell from its peak, not as a held-out score.',
       'best − final: paired bootstrap over the test tasks and seeds; real where the interval excludes 0.',
     ] : ['No run in this store recorded its best validated checkpoint (runs of before that measure).'],
@@ -70,25 +74,34 @@ export function bestTable(store: ResultsStore): ReportTable {
 export function memorisationTable(store: ResultsStore): ReportTable {
   const has = (s: Seed) => grpoRecords(s.metrics).some((r) => numberField(r, 'valUnseenReward') !== undefined);
   const exps = rlExperiments(store, has);
-  const columns = ['method', 'seeds', 'first val step', 'seen', 'unseen', 'last val step', 'seen ', 'unseen ', 'last seen − unseen'];
+  const columns = ['method', 'seeds', 'first val step', 'seen', 'unseen', 'last val step', 'seen ', 'unseen ',
+    'last seen − unseen'];
   const raw: RawRow[] = [];
   const rows = exps.map((e) => {
-    const points = e.seeds.map((s) => grpoRecords(s.metrics).filter((r) => numberField(r, 'valUnseenReward') !== undefined));
-    const at = (pick: 'first' | 'last', key: string) => points.map((p) => numberField(pick === 'first' ? p[0] : p[p.length - 1], key));
-    const [fs, fu, ls, lu] = [at('first', 'valSeenReward'), at('first', 'valUnseenReward'), at('last', 'valSeenReward'), at('last', 'valUnseenReward')];
+    const points = e.seeds.map((s) => grpoRecords(s.metrics).filter((r) =>
+      numberField(r, 'valUnseenReward') !== undefined));
+    const at = (pick: 'first' | 'last', key: string) => points.map((p) =>
+      numberField(pick === 'first' ? p[0] : p[p.length - 1], key));
+    const [fs, fu, ls, lu] = [at('first', 'valSeenReward'), at('first', 'valUnseenReward'),
+      at('last', 'valSeenReward'), at('last', 'valUnseenReward')];
     const gap = ls.map((x, i) => (x === undefined || lu[i] === undefined ? undefined : x - lu[i]!));
     raw.push({ config: e.spec.name, label: e.spec.label, seeds: e.seeds.map((s) => s.seed),
       values: { 'first seen': fs.map((x) => x ?? null), 'first unseen': fu.map((x) => x ?? null),
         'last seen': ls.map((x) => x ?? null), 'last unseen': lu.map((x) => x ?? null) } });
-    const steps = (pick: 'first' | 'last') => points.map((p) => stepOf(pick === 'first' ? p[0] : p[p.length - 1]) ?? NA).join(', ');
-    return [e.spec.label, String(e.seeds.length), steps('first'), cellOf(fs), cellOf(fu), steps('last'), cellOf(ls), cellOf(lu), cellOf(gap)];
+    const steps = (pick: 'first' | 'last') => points.map((p) => stepOf(pick === 'first' ? p[0] : p[p.length - 1]) ??
+      NA).join(', ');
+    return [e.spec.label, String(e.seeds.length), steps('first'), cellOf(fs), cellOf(fu), steps('last'), cellOf(ls),
+      cellOf(lu), cellOf(gap)];
   });
   return {
-    id: 'table-memorisation', title: 'Memorisation vs generalisation: sampled reward on seen and unseen training-distribution tasks (%)',
+    id: 'table-memorisation',
+      title: 'Memorisation vs generalisation: sampled reward on seen and unseen training-distribution tasks (%)',
     columns, rows, raw,
     notes: exps.length ? [
-      'seen = training tasks RL had drawn by that step (a fresh choice of 6 per category each time); unseen = 6 per category ' +
-      'of the same generator that neither split nor any base\'s world sample holds (the same tasks each time); 4 rollouts ' +
+      'seen = training tasks RL had drawn by that step (a fresh choice of 6 per category each time); unseen = 6 per ' +
+        'category ' +
+      'of the same generator that neither split nor any base\'s world sample holds (the same tasks each time); 4 ' +
+        'rollouts ' +
       'each at temperature 1. A rising seen line over a flat unseen one is memorisation.',
     ] : ['No run in this store recorded the memorisation measure (runs of before it).'],
   };
@@ -122,17 +135,22 @@ export function pointsTable(store: ResultsStore): ReportTable {
       const p = JSON.parse(fs.readFileSync(file, 'utf8')) as PointsFile;
       const run = `${e.spec.label}, seed ${s.seed}`;
       const add = (step: string, ev: Seed['summary']['eval']) => {
-        rows.push([run, String(p.collapseStep ?? NA), step, pctOf(idAverage({ eval: ev } as unknown as Seed['summary'])), pctOf(ev.format_ood?.mean)]);
-        raw.push({ config: e.spec.name, label: run, seeds: [s.seed], values: { step, id: ev.id?.mean ?? null, format_ood: ev.format_ood?.mean ?? null } });
+        rows.push([run, String(p.collapseStep ?? NA), step,
+          pctOf(idAverage({ eval: ev } as unknown as Seed['summary'])), pctOf(ev.format_ood?.mean)]);
+        raw.push({ config: e.spec.name, label: run, seeds: [s.seed],
+          values: { step, id: ev.id?.mean ?? null, format_ood: ev.format_ood?.mean ?? null } });
       };
       for (const pt of p.points) add(String(pt.step), pt.eval as Seed['summary']['eval']);
       add('final', s.summary.eval);
     }
   }
   return {
-    id: 'table-points', title: 'Branch points around the collapse: own format vs the python-list format (%)', columns, rows, raw,
-    notes: rows.length ? ['Greedy evaluations of the policy kept at each branch point (`npx toolrl points --run DIR`), all 400 ID and ' +
-      '300 format-OOD test tasks; "final" = the run\'s final checkpoint. The paper\'s evidence that the skill is intact: the ' +
+    id: 'table-points', title: 'Branch points around the collapse: own format vs the python-list format (%)', columns,
+      rows, raw,
+    notes: rows.length ?
+      ['Greedy evaluations of the policy kept at each branch point (`npx toolrl points --run DIR`), all 400 ID and ' +
+      '300 format-OOD test tasks; "final" = the run\'s final checkpoint. The paper\'s evidence that the skill is ' +
+        'intact: the ' +
       'collapsed model keeps its score in another call format.'] : ['No run has points.json.'],
   };
 }

@@ -17,7 +17,10 @@ import { GRPOMetric, grpoRecords, numberField, stepOf } from '../../train/record
 export const PROBE_LEVEL = 1e-2;
 /** p({") below this means a tenth of the mass after `<tool_call>\n` has left the healthy token. */
 export const JSON_OPEN_LEVEL = 0.9;
-/** Sampled reward: the start level is the mean of the first `START_STEPS` RL steps, compared with a trailing mean of `TRAIL` steps. */
+/**
+ * Sampled reward: the start level is the mean of the first `START_STEPS` RL steps, compared with a trailing mean of
+ * `TRAIL` steps.
+ */
 const START_STEPS = 5;
 const TRAIL = 3;
 
@@ -49,7 +52,8 @@ const stepCell = (s: number | null) => (s === null ? 'never' : String(s));
 /** The precursor table over every RL run of the store, in registry order, one row per seed. */
 export function precursorTable(store: ResultsStore): ReportTable {
   const start = baseValAccuracy(store);
-  const columns = ['run', 'reward at start', 'reward halved at', `p(<tool_call>) ≥ ${PROBE_LEVEL} at`, `p(<|im_end|>) ≥ ${PROBE_LEVEL} at`,
+  const columns = ['run', 'reward at start', 'reward halved at', `p(<tool_call>) ≥ ${PROBE_LEVEL} at`,
+    `p(<|im_end|>) ≥ ${PROBE_LEVEL} at`,
     `p({") < ${JSON_OPEN_LEVEL} at`, 'max p(<tool_call>)', 'max p(<|im_end|>)', 'collapse step'];
   const rows: string[][] = [];
   const raw: RawRow[] = [];
@@ -70,16 +74,20 @@ export function precursorTable(store: ResultsStore): ReportTable {
     steps.forEach((v, i) => (values[columns[2 + i]] = v));
     maxima.forEach((v, i) => (values[columns[6 + i]] = v));
     raw.push({ config: e.spec.name, label, seeds: [s.seed], values });
-    rows.push([label, atStart.toFixed(2), ...steps.map(stepCell), ...maxima.map(formatProbability), collapseCell([collapse])]);
+    rows.push([label, atStart.toFixed(2), ...steps.map(stepCell), ...maxima.map(formatProbability),
+      collapseCell([collapse])]);
   }
   return {
     id: 'table-precursor', title: 'Does the probe move before the reward falls? (every RL run)', columns, rows, raw,
     notes: rows.length ? [
-      'Steps are global steps (SFT phases included). reward at start = mean sampled reward of RL steps 1-5; reward halved at = the first later ' +
+      'Steps are global steps (SFT phases included). reward at start = mean sampled reward of RL steps 1-5; reward ' +
+        'halved at = the first later ' +
         `step whose ${TRAIL}-step trailing mean is below half of it.`,
-      `p(...) at = the first RL step at which the probe after <tool_call>\\n crosses the level (${PROBE_LEVEL} is about 100 times the base checkpoint's value); ` +
+      `p(...) at = the first RL step at which the probe after <tool_call>\\n crosses the level (${PROBE_LEVEL} is ` +
+        `about 100 times the base checkpoint's value); ` +
         'max = its highest over the run.',
-      'collapse step as in the LR table (validation below a quarter of the higher of the peak and the base\'s); none = did not collapse.',
+      'collapse step as in the LR table (validation below a quarter of the higher of the peak and the base\'s); ' +
+        'none = did not collapse.',
     ] : ['No RL runs in this store.'],
   };
 }

@@ -37,7 +37,8 @@ export function zeroRewardGroupShare(rewards: number[], groupSize: number): numb
 }
 
 /** Group statistics of rewards laid out group by group. */
-export function groupShares(rewards: number[], groupSize: number): { mixed: number; allFail: number; allSuccess: number } {
+export function groupShares(rewards: number[],
+  groupSize: number): { mixed: number; allFail: number; allSuccess: number } {
   let mixed = 0, allFail = 0, allSuccess = 0;
   const groups = Math.floor(rewards.length / groupSize);
   for (let g = 0; g < groups; g++) {

@@ -8,9 +8,14 @@ import { PolicyLossConfig } from './loss';
 export interface GRPOConfig extends PolicyLossConfig {
   /** Rollouts per prompt. Paper: 8 (rollout.n). */
   groupSize: number;
-  /** Prompts (tasks) per RL step. Paper: 60 (train_batch_size); ours: per preset (lib/experiments/registry/presets.ts). */
+  /**
+   * Prompts (tasks) per RL step. Paper: 60 (train_batch_size); ours: per preset (lib/experiments/registry/presets.ts).
+   */
   promptsPerStep: number;
-  /** Prompts per PPO mini-batch. Paper: 20 (ppo_mini_batch_size), i.e. 3 updates per step; ours keeps the 3:1 ratio where possible. */
+  /**
+   * Prompts per PPO mini-batch. Paper: 20 (ppo_mini_batch_size), i.e. 3 updates per step; ours keeps the 3:1 ratio
+   * where possible.
+   */
   promptsPerMiniBatch: number;
   /**
    * Token budget of a micro-batch (rows x padded length): each mini-batch is cut into length-sorted
@@ -32,7 +37,8 @@ export interface GRPOConfig extends PolicyLossConfig {
   /** Number of RL steps. Paper: 300 (total_training_steps); ours per preset. */
   steps: number;
   /**
-   * Learning rate. Paper: 1e-6 for 1.5B parameters; ours: 3e-4, the main rate of the study (lib/experiments/registry/configs.ts
+   * Learning rate. Paper: 1e-6 for 1.5B parameters; ours: 3e-4, the main rate of the study
+   * (lib/experiments/registry/configs.ts
    * RL_LR; a tiny model needs a larger one, and the LR sweep reports the others).
    */
   lr: number;
@@ -108,16 +114,19 @@ export function validateGRPOConfig(cfg: GRPOConfig): void {
     if (!Number.isInteger(v) || v < 1) throw new Error(`grpo config: ${k} must be an integer >= 1, got ${v}`);
   };
   (['groupSize', 'promptsPerStep', 'promptsPerMiniBatch', 'ppoEpochs', 'steps', 'maxAssistantMessages',
-    'maxMessageTokens', 'maxContext', 'microBatchTokens', 'valEvery', 'valTasksPerCategory', 'probeTasks', 'memoGroupSize'] as (keyof GRPOConfig)[]).forEach(posInt);
+    'maxMessageTokens', 'maxContext', 'microBatchTokens', 'valEvery', 'valTasksPerCategory', 'probeTasks',
+      'memoGroupSize'] as (keyof GRPOConfig)[]).forEach(posInt);
   if (!Number.isInteger(cfg.memoTasksPerCategory) || cfg.memoTasksPerCategory < 0) {
     throw new Error(`grpo config: memoTasksPerCategory must be an integer >= 0, got ${cfg.memoTasksPerCategory}`);
   }
   if (cfg.promptsPerStep % cfg.promptsPerMiniBatch !== 0) {
-    throw new Error(`grpo config: promptsPerStep (${cfg.promptsPerStep}) must be a multiple of promptsPerMiniBatch (${cfg.promptsPerMiniBatch})`);
+    throw new Error(`grpo config: promptsPerStep (${cfg.promptsPerStep}) must be a multiple of promptsPerMiniBatch ` +
+      `(${cfg.promptsPerMiniBatch})`);
   }
   if (!(cfg.lr > 0)) throw new Error(`grpo config: lr must be > 0, got ${cfg.lr}`);
   // greedy decoding is a separate flag of the sampler; a temperature of 0 here would silently mean greedy RL
   if (!(cfg.temperature > 0)) throw new Error(`grpo config: temperature must be > 0, got ${cfg.temperature}`);
-  if (!(cfg.clipRatio > 0 && cfg.clipRatio < 1)) throw new Error(`grpo config: clipRatio must be in (0, 1), got ${cfg.clipRatio}`);
+  if (!(cfg.clipRatio > 0 &&
+    cfg.clipRatio < 1)) throw new Error(`grpo config: clipRatio must be in (0, 1), got ${cfg.clipRatio}`);
   if (!(cfg.dualClip > 1)) throw new Error(`grpo config: dualClip must be > 1, got ${cfg.dualClip}`);
 }

@@ -60,7 +60,8 @@ export function updateFields(updates: UpdateStats[], tokens: number, seconds: nu
   Fields<'loss' | 'pgLoss' | 'kl' | 'clipFrac' | 'dualClipFrac' | 'gradNorm' | 'trainSeconds' | 'trainTokensPerS'> {
   const avg = (k: keyof UpdateStats) => mean(updates.map((u) => u[k]));
   return {
-    loss: avg('loss'), pgLoss: avg('pgLoss'), kl: avg('kl'), clipFrac: avg('clipFrac'), dualClipFrac: avg('dualClipFrac'),
+    loss: avg('loss'), pgLoss: avg('pgLoss'), kl: avg('kl'), clipFrac: avg('clipFrac'),
+      dualClipFrac: avg('dualClipFrac'),
     gradNorm: avg('gradNorm'), trainSeconds: seconds, trainTokensPerS: tokens / Math.max(seconds, 1e-3),
   };
 }
@@ -69,7 +70,8 @@ export function updateFields(updates: UpdateStats[], tokens: number, seconds: nu
 export function probeFields(model: GPT, tok: Tokenizer, contexts: number[][]):
   Fields<'pJsonOpen' | 'pImEnd' | 'pToolCall' | 'probeTopOther' | 'pTopOther'> {
   const p = runProbe(model, tok, contexts);
-  return { pJsonOpen: p.pJsonOpen, pImEnd: p.pImEnd, pToolCall: p.pToolCall, probeTopOther: p.topOther, pTopOther: p.pTopOther };
+  return { pJsonOpen: p.pJsonOpen, pImEnd: p.pImEnd, pToolCall: p.pToolCall, probeTopOther: p.topOther,
+    pTopOther: p.pTopOther };
 }
 
 /**
@@ -83,7 +85,8 @@ export function probePositions(t: Trajectory, openId: number, newlineId: number,
   const limit = Math.min(maxContext, t.ids.length) - 1; // the padded batch's prediction length for this row
   for (const m of t.messages) {
     const at = m.start + 1; // input position of the newline
-    if (t.ids[m.start] === openId && t.ids[at] === newlineId && at + 1 < m.end && at < limit && t.lossMask[at + 1] === 1) {
+    if (t.ids[m.start] === openId && t.ids[at] === newlineId && at + 1 < m.end && at < limit &&
+      t.lossMask[at + 1] === 1) {
       out.push(at + 1);
     }
   }
@@ -103,7 +106,8 @@ export function splitReadRequest(tok: Tokenizer, probeIds: number[], maxContext:
  */
 export function splitFields(trajs: Trajectory[], advantages: number[], rescored: Map<number, ProbeRead[]>,
   request: ReadRequest, tok: Tokenizer):
-  Fields<'splitPositions' | 'selfJsonOpen' | 'otherJsonOpen' | 'selfImEnd' | 'otherImEnd' | 'selfToolCall' | 'otherToolCall' |
+  Fields<'splitPositions' | 'selfJsonOpen' | 'otherJsonOpen' | 'selfImEnd' | 'otherImEnd' | 'selfToolCall' |
+    'otherToolCall' |
     'splitTopOther' | 'selfTopOther' | 'otherTopOther'> {
   const probs: number[][] = [];
   const sampled: number[] = [];
@@ -143,7 +147,8 @@ export function stateFields(trajs: Trajectory[]):
     }
   }
   const s = stateShares(states);
-  return { healthyCall: s.healthyCall, healthyResponse: s.healthyResponse, pollution: s.pollution, fullCollapse: s.fullCollapse,
+  return { healthyCall: s.healthyCall, healthyResponse: s.healthyResponse, pollution: s.pollution,
+    fullCollapse: s.fullCollapse,
     controlCollapse: states.length ? control / states.length : 0 };
 }
 
@@ -151,7 +156,8 @@ export function stateFields(trajs: Trajectory[]):
  * Greedy validation on `valTasks` (overall, per category, states): the paper's validation, as step-record fields, in
  * the environment the run trains in (`pipe`: lib/train/pipeline.ts).
  */
-export function validationFields(model: GPT, tok: Tokenizer, valTasks: Task[], cfg: GRPOConfig, pipe: PipelineConfig = defaultPipelineConfig):
+export function validationFields(model: GPT, tok: Tokenizer, valTasks: Task[], cfg: GRPOConfig,
+  pipe: PipelineConfig = defaultPipelineConfig):
   Partial<GRPOStepRecord> {
   const val = evaluateModel(model, tok, valTasks, {
     maxAssistantMessages: cfg.maxAssistantMessages, closedCallsOnly: pipe.closedCallsOnly,
@@ -169,7 +175,8 @@ export function validationFields(model: GPT, tok: Tokenizer, valTasks: Task[], c
  * before (`seen`; a fresh choice each time) and on as many never-seen ones (`unseen`, the same each time),
  * `memoGroupSize` rollouts each. Its own PRNG stream, so the training samples do not depend on whether it runs.
  */
-export function memorisationFields(model: GPT, tok: Tokenizer, cfg: GRPOConfig, trainTasks: Task[], seen: ReadonlySet<string>,
+export function memorisationFields(model: GPT, tok: Tokenizer, cfg: GRPOConfig, trainTasks: Task[],
+  seen: ReadonlySet<string>,
   unseen: Task[], stepNo: number, pipe: PipelineConfig = defaultPipelineConfig): Partial<GRPOStepRecord> {
   const k = cfg.memoTasksPerCategory;
   if (k === 0 || unseen.length === 0) return {};
@@ -183,9 +190,11 @@ export function memorisationFields(model: GPT, tok: Tokenizer, cfg: GRPOConfig, 
   const reward = (tasks: Task[]) => {
     if (tasks.length === 0) return NaN;
     const episodes = tasks.flatMap((t) => Array.from({ length: cfg.memoGroupSize }, () =>
-      new Episode(t, { syntax: 'json', maxAssistantMessages: cfg.maxAssistantMessages, closedCallsOnly: pipe.closedCallsOnly })));
+      new Episode(t, { syntax: 'json', maxAssistantMessages: cfg.maxAssistantMessages,
+        closedCallsOnly: pipe.closedCallsOnly })));
     const trajs = rollout(model, tok, episodes, { rng: rng.fork(), pipeline: pipe,
-      config: { temperature: cfg.temperature, greedy: false, maxMessageTokens: cfg.maxMessageTokens, maxContext: cfg.maxContext } });
+      config: { temperature: cfg.temperature, greedy: false, maxMessageTokens: cfg.maxMessageTokens,
+        maxContext: cfg.maxContext } });
     return mean(trajs.map((t) => t.reward));
   };
   const [s, u] = [reward(seenTasks), reward(unseenTasks)];
@@ -196,7 +205,8 @@ export function memorisationFields(model: GPT, tok: Tokenizer, cfg: GRPOConfig, 
 export function rolloutRecord(t: Trajectory, stage: number, step: number, i: number, groupSize: number): RolloutRecord {
   return {
     stage, step, taskId: t.taskId, category: t.category, group: Math.floor(i / groupSize), index: i % groupSize,
-    reward: t.reward, errorTurn: t.errorTurn, messages: t.messages.map((m) => m.content), states: t.messages.map((m) => m.state),
+    reward: t.reward, errorTurn: t.errorTurn, messages: t.messages.map((m) => m.content),
+      states: t.messages.map((m) => m.state),
     scripted: t.messages.some((m) => m.scripted),
   };
 }

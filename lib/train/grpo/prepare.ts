@@ -52,9 +52,13 @@ export interface MiniBatch {
   prefix: SharedPrefixes | null;
 }
 
-/** What GPT.forwardAt needs to read a micro-batch after its mini-batch's prompts (kv: GPT.prefixKV of them), or undefined. */
+/**
+ * What GPT.forwardAt needs to read a micro-batch after its mini-batch's prompts (kv: GPT.prefixKV of them), or
+ * undefined.
+ */
 export function prefixContext(mb: MiniBatch, m: MicroBatch, kv: LayerKV[] | null): PrefixContext | undefined {
-  return mb.prefix === null || m.group === null || kv === null ? undefined : { kv, lens: mb.prefix.lens, group: m.group };
+  return mb.prefix === null || m.group === null || kv === null ?
+    undefined : { kv, lens: mb.prefix.lens, group: m.group };
 }
 
 /** Next-token probabilities an observer wants from the scoring pass of a re-scored rollout. */
@@ -106,7 +110,8 @@ export function prepareMiniBatches(a: PrepareArgs): Prepared {
       const prefix = a.sharePrompts ? groupPrompts(rows, a.groupSize, a.maxContext) : null;
       const mb: MiniBatch = { micro: [], targetCount: 0, rows: rows.length, firstGroup: s / a.groupSize, prefix };
       minibatches.push(mb);
-      const starts = rows.map((_, b) => (prefix === null ? 0 : prefix.lens[groupOf(b)])); // [rows] first token of each row's own part
+      // [rows] first token of each row's own part
+      const starts = rows.map((_, b) => (prefix === null ? 0 : prefix.lens[groupOf(b)]));
       // keys and values of the prompts, per policy, made when a micro-batch first needs them
       const kvOf = new Map<GPT, LayerKV[]>();
       const kv = (model: GPT) => {
@@ -118,7 +123,8 @@ export function prepareMiniBatches(a: PrepareArgs): Prepared {
       try {
         for (const idx of microBatches(lengths, a.microBatchTokens)) {
           const group = idx.map((b) => rows[b]);
-          // inputs / targets / mask [b, T] for the b rows of this micro-batch (T = longest row's own part, <= maxContext);
+          // inputs / targets / mask [b, T] for the b rows of this micro-batch (T = longest row's own part, <=
+          // maxContext);
           // extras gathered at the M trained positions (mask = 1): adv, off, sampled, ent [M] each
           const batch = padBatch(group, a.maxContext, {
             adv: group.map((t, j) => t.ids.map(() => a.advantages[s + idx[j]])),
@@ -128,7 +134,9 @@ export function prepareMiniBatches(a: PrepareArgs): Prepared {
           }, idx.map((b) => starts[b]));
           if (batch.targetCount === 0) { batch.dispose(); continue; } // nothing trained in these rows
           mb.targetCount += batch.targetCount;
-          const micro: MicroBatch = { batch, old: batch.extras.sampled, ref: null, group: prefix === null ? null : Int32Array.from(idx, groupOf) }; // old [M]: the sampler's log-probs
+          // old [M]: the sampler's log-probs
+          const micro: MicroBatch = { batch, old: batch.extras.sampled, ref: null,
+            group: prefix === null ? null : Int32Array.from(idx, groupOf) };
           mb.micro.push(micro);
           // old log-probs and entropies: the sampler's, except on rows that need a scoring pass
           const score = group.map((t) => t.rescore);
@@ -143,7 +151,8 @@ export function prepareMiniBatches(a: PrepareArgs): Prepared {
           entCount += batch.targetCount;
           if (ent !== batch.extras.ent) ent.dispose();
           // the KL term's reference [M]
-          if (a.ref) micro.ref = timed('scoring', () => scoreBatch(a.ref!, batch, [], [], false, prefixContext(mb, micro, kv(a.ref!))).logp);
+          if (a.ref) micro.ref = timed('scoring', () => scoreBatch(a.ref!, batch, [], [], false,
+            prefixContext(mb, micro, kv(a.ref!))).logp);
         }
       } finally {
         for (const layers of kvOf.values()) for (const l of layers) tf.dispose([l.kT, l.v]);
@@ -161,10 +170,12 @@ export function prepareMiniBatches(a: PrepareArgs): Prepared {
  * row j): their old log-probs and entropies replace the sampler's in `micro.old`; the observer's requested reads of
  * each scored row come back in row order (null for rows not scored). Returns the [M] entropies with them.
  */
-function rescore(model: GPT, micro: MicroBatch, prefix: PrefixContext | undefined, group: Trajectory[], score: boolean[],
+function rescore(model: GPT, micro: MicroBatch, prefix: PrefixContext | undefined, group: Trajectory[],
+  score: boolean[],
   request: ReadRequest | undefined): { entropies: tf.Tensor1D; reads: (ProbeRead[] | null)[] } {
   const batch = micro.batch;
-  const fromScoring = Array.from(batch.trainedRows, (j) => (score[j] ? 1 : 0)); // [M]: 1 where the scoring pass replaces the sampler's value
+  // [M]: 1 where the scoring pass replaces the sampler's value
+  const fromScoring = Array.from(batch.trainedRows, (j) => (score[j] ? 1 : 0));
   // the requested positions of the scored rows, as indices into the trained positions
   const trainedAt = new Map<string, number>();
   batch.trainedRows.forEach((j, m) => trainedAt.set(`${j}:${batch.trainedPositions[m] + 1}`, m));
@@ -182,7 +193,8 @@ function rescore(model: GPT, micro: MicroBatch, prefix: PrefixContext | undefine
   // logp [M] and entropies [M] of the current (pre-update) policy, the requested probabilities at probeIdx
   const scored = timed('scoring', () => scoreBatch(model, batch, probeIdx, request?.tokens ?? [], true, prefix));
   const reads: (ProbeRead[] | null)[] = score.map((x) => (x ? [] : null));
-  scored.probeProbs.forEach((p, k) => reads[owner[k].row]!.push({ index: owner[k].index, probs: p, topOther: scored.topOther[k] }));
+  scored.probeProbs.forEach((p, k) => reads[owner[k].row]!.push({ index: owner[k].index, probs: p,
+    topOther: scored.topOther[k] }));
   const w = tf.tensor1d(fromScoring, 'float32'); // [M]
   const pick = (sampler: tf.Tensor1D, scoring: tf.Tensor1D) =>
     tf.tidy(() => tf.add(tf.mul(scoring, w), tf.mul(sampler, tf.sub(1, w)))) as tf.Tensor1D; // [M]

@@ -34,7 +34,8 @@ export function scoreBatch(model: GPT, batch: PaddedBatch, probeAt: number[] = [
     const logits = model.forwardAt(batch.inputs, batch.trained, prefix); // [M, V]
     const [M, V] = logits.shape;
     const logp = rowLogProbs(logits, batch.trainedTargets); // [M]
-    if (withEntropy) entropies = tf.keep(tf.reshape(entropyFromLogits(tf.reshape(logits, [1, M, V]) as tf.Tensor3D), [M]) as tf.Tensor1D);
+    if (withEntropy) entropies = tf.keep(tf.reshape(entropyFromLogits(tf.reshape(logits, [1, M, V]) as tf.Tensor3D),
+      [M]) as tf.Tensor1D);
     let probeProbs: number[][] = [];
     let topOther: { id: number; p: number }[] = [];
     if (probeAt.length > 0 && probeTokens.length > 0) {

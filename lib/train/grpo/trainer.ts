@@ -62,9 +62,12 @@ export interface StepOutput {
   trajs: Trajectory[];
 }
 
-/** The sampler's settings of a GRPO config: temperature sampling within its budgets (shared by every sampled rollout). */
+/**
+ * The sampler's settings of a GRPO config: temperature sampling within its budgets (shared by every sampled rollout).
+ */
 export function samplingConfig(cfg: GRPOConfig): Partial<RolloutConfig> {
-  return { temperature: cfg.temperature, greedy: false, maxMessageTokens: cfg.maxMessageTokens, maxContext: cfg.maxContext };
+  return { temperature: cfg.temperature, greedy: false, maxMessageTokens: cfg.maxMessageTokens,
+    maxContext: cfg.maxContext };
 }
 
 export class GRPOTrainer {
@@ -89,7 +92,8 @@ export class GRPOTrainer {
     this.pipeline = args.pipeline ?? defaultPipelineConfig;
     this.model = args.model;
     this.rng = new Rng(args.config.seed);
-    this.opt = new AdamW(args.model.params(), { weightDecay: args.config.weightDecay, maxGradNorm: args.config.maxGradNorm });
+    this.opt = new AdamW(args.model.params(), { weightDecay: args.config.weightDecay,
+      maxGradNorm: args.config.maxGradNorm });
     this.schedule = constantWithWarmup(args.config.lr, args.config.warmupSteps);
     // probe prompts: system + first user turn of a fixed slice of the validation tasks
     const probeTasks = args.valTasks.slice(0, Math.min(args.config.probeTasks, args.valTasks.length));
@@ -97,7 +101,8 @@ export class GRPOTrainer {
   }
 
   getState(): TrainerState {
-    return { step: this.stepIndex, rngState: this.rng.getState(), optimizerStart: this.optimizerStart, seen: [...this.seenIds] };
+    return { step: this.stepIndex, rngState: this.rng.getState(), optimizerStart: this.optimizerStart,
+      seen: [...this.seenIds] };
   }
 
   setState(s: TrainerState): void {
@@ -119,7 +124,8 @@ export class GRPOTrainer {
    */
   resetOptimizer(): void {
     this.opt.dispose();
-    this.opt = new AdamW(this.model.params(), { weightDecay: this.config.weightDecay, maxGradNorm: this.config.maxGradNorm });
+    this.opt = new AdamW(this.model.params(), { weightDecay: this.config.weightDecay,
+      maxGradNorm: this.config.maxGradNorm });
     this.optimizerStart = this.stepIndex;
   }
 
@@ -138,7 +144,8 @@ export class GRPOTrainer {
       for (let i = 0; i < cfg.groupSize; i++) {
         const plan = this.args.signal?.plan ? this.args.signal.plan(task, i) : {};
         // HBG: the episode samples with the hint, and its trajectory records the hint-free prompt (rollout_row.ts)
-        episodes.push(new Episode(task, { syntax: 'json', maxAssistantMessages: cfg.maxAssistantMessages, hint: plan.hint,
+        episodes.push(new Episode(task, { syntax: 'json', maxAssistantMessages: cfg.maxAssistantMessages,
+          hint: plan.hint,
           closedCallsOnly: this.pipeline.closedCallsOnly }));
         scripts.push(plan.script);
       }
@@ -149,7 +156,8 @@ export class GRPOTrainer {
       scripts,
       config: { ...samplingConfig(cfg), sharePrompts: cfg.sharePrompts },
       pipeline: this.pipeline,
-      probeRead: this.instrumented ? { prefix: [tok.id(TOOL_CALL_OPEN), tok.id('\n')], tokens: probeTokenIds(tok) } : undefined,
+      probeRead: this.instrumented ? { prefix: [tok.id(TOOL_CALL_OPEN), tok.id('\n')],
+        tokens: probeTokenIds(tok) } : undefined,
     });
     return { tasks, trajs, seconds: (Date.now() - t0) / 1000 };
   }
@@ -168,7 +176,8 @@ export class GRPOTrainer {
     const stepNo = this.stepIndex + 1;
     const { tasks, trajs, seconds: rolloutSeconds } = this.sampleGroups();
     const rewards = trajs.map((t) => t.reward); // [promptsPerStep * groupSize], binary checker reward
-    const adv = grpoAdvantages(rewards, cfg.groupSize); // [promptsPerStep * groupSize], (r - group mean) / (group std + eps)
+    // [promptsPerStep * groupSize], (r - group mean) / (group std + eps)
+    const adv = grpoAdvantages(rewards, cfg.groupSize);
 
     const t1 = Date.now();
     const probeIds = probeTokenIds(tok);
@@ -184,9 +193,11 @@ export class GRPOTrainer {
     try {
       const lr = this.schedule(this.stepIndex - this.optimizerStart);
       const updates: UpdateStats[] = [];
-      for (let epoch = 0; epoch < cfg.ppoEpochs; epoch++) { // ppoEpochs = 1 in the paper: one pass over the mini-batches
+      // ppoEpochs = 1 in the paper: one pass over the mini-batches
+      for (let epoch = 0; epoch < cfg.ppoEpochs; epoch++) {
         prep.minibatches.forEach((mb, i) => {
-          updates.push(updateMiniBatch(this.model, this.opt, mb, { ...cfg, microBatchWeights: this.pipeline.microBatchWeights }, lr,
+          updates.push(updateMiniBatch(this.model, this.opt, mb,
+            { ...cfg, microBatchWeights: this.pipeline.microBatchWeights }, lr,
             { signal: this.args.signal, extra: extras[i], stepNo }));
         });
       }
@@ -220,6 +231,7 @@ export class GRPOTrainer {
 
 /** The instrument fields of a step measured without instruments (TrainerArgs.instruments false). */
 const NO_PROBE = { pJsonOpen: NaN, pImEnd: NaN, pToolCall: NaN };
-const NO_SPLIT = { splitPositions: 0, selfJsonOpen: NaN, otherJsonOpen: NaN, selfImEnd: NaN, otherImEnd: NaN, selfToolCall: NaN,
+const NO_SPLIT = { splitPositions: 0, selfJsonOpen: NaN, otherJsonOpen: NaN, selfImEnd: NaN, otherImEnd: NaN,
+  selfToolCall: NaN,
   otherToolCall: NaN };
 const NO_STATES = { healthyCall: NaN, healthyResponse: NaN, pollution: NaN, fullCollapse: NaN };

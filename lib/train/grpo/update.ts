@@ -70,7 +70,8 @@ export function miniBatchGrads(model: GPT, mb: MiniBatch, cfg: PolicyLossConfig 
     for (const m of mb.micro) {
       let kept: tf.Tensor1D | null = null; // [5] in `order`: one read per micro-batch
       const { value, grads } = timed('backward', () => computeGrads(vars, () => {
-        const logits = model.forwardAt(m.batch.inputs, m.batch.trained, prefixContext(mb, m, kv?.layers ?? null)); // [M, V]: trained positions only
+        // [M, V]: trained positions only
+        const logits = model.forwardAt(m.batch.inputs, m.batch.trained, prefixContext(mb, m, kv?.layers ?? null));
         const logp = rowLogProbs(logits, m.batch.trainedTargets); // [M]
         const { adv, off } = m.batch.extras; // [M] each
         const offPolicy = sig?.offPolicyLoss ? { mask: off, loss: sig.offPolicyLoss(logp, adv) } : undefined;
@@ -98,7 +99,8 @@ export function miniBatchGrads(model: GPT, mb: MiniBatch, cfg: PolicyLossConfig 
     }
     if (sig?.extraLoss && opts.extra) {
       const extra = opts.extra;
-      const { value, grads } = timed('backward', () => computeGrads(model.params(), () => sig.extraLoss!(model, extra)));
+      const { value, grads } = timed('backward', () => computeGrads(model.params(),
+        () => sig.extraLoss!(model, extra)));
       sums.loss += value.dataSync()[0];
       value.dispose();
       accumulate(acc, grads);
@@ -113,7 +115,9 @@ export function miniBatchGrads(model: GPT, mb: MiniBatch, cfg: PolicyLossConfig 
   }
 }
 
-/** The prompts' keys and values per layer (GPT.prefixKV, outside any tape) as variables named prompt.<layer>.kT / .v. */
+/**
+ * The prompts' keys and values per layer (GPT.prefixKV, outside any tape) as variables named prompt.<layer>.kT / .v.
+ */
 function promptVariables(model: GPT, ids: tf.Tensor2D): { layers: LayerKV[]; vars: Map<string, tf.Variable> } {
   const vars = new Map<string, tf.Variable>();
   const layers = model.prefixKV(ids).map((l, i) => {
@@ -156,7 +160,8 @@ function promptGrads(model: GPT, ids: tf.Tensor2D, dKV: Map<string, tf.Tensor>):
 }
 
 /** miniBatchGrads, then one AdamW step with global-norm clipping; refuses a non-finite loss before the step. */
-export function updateMiniBatch(model: GPT, opt: AdamW, mb: MiniBatch, cfg: PolicyLossConfig & { entropyCoef: number } & Aggregation,
+export function updateMiniBatch(model: GPT, opt: AdamW, mb: MiniBatch,
+  cfg: PolicyLossConfig & { entropyCoef: number } & Aggregation,
   lr: number,
   opts: { signal?: SyncSignal; extra?: PaddedBatch | null; stepNo: number }): UpdateStats {
   const { terms, grads } = miniBatchGrads(model, mb, cfg, opts);
