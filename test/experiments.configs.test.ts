@@ -65,6 +65,12 @@ test('names are unique, every config but the bases is in some regime\'s or prese
 /** Paths the end-to-end subset leaves out, and the test that runs each of them for real. */
 const COVERED_ELSEWHERE: Record<string, string> = {
   'init:scratch': 'base only: it builds the committed checkpoint and is never part of reproduce',
+  'init:checkpoint': 'test/signals.test.ts (its runs start from a checkpoint folder); the pipeline study\'s base variant',
+  'pipeline:closedCallsOnly': 'test/pipeline.test.ts (E1)',
+  'pipeline:retokenize': 'test/pipeline.test.ts (E2)',
+  'pipeline:trainCutEnd': 'test/pipeline.test.ts (E3)',
+  'pipeline:bf16Sampler': 'test/pipeline.test.ts (E4)',
+  'pipeline:microBatchWeights': 'test/pipeline.test.ts (E5)',
   'sft-data:corpus': 'base only; the corpus loader: test/envs.data.test.ts',
   'sft-data:world-sample': 'base only; task generation: test/envs.episode.test.ts, test/envs.fuzz.test.ts',
   'signal:ops': 'the OPS code path of ops-luffy without the weights: test/signals.test.ts (OPS, LUFFY on and off)',

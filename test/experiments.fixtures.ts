@@ -21,5 +21,6 @@ export function codePaths(spec: ExperimentSpec): Set<string> {
     if (s.kind === 'grpo' && s.signal) out.add(`signal:${s.signal.kind}${s.signal.kind === 'ops' && s.signal.config?.luffyGamma != null ? '-luffy' : ''}`);
     if (s.kind === 'grpo' && s.guard) out.add('guard');
   }
+  for (const [k, on] of Object.entries(spec.pipeline ?? {})) if (on) out.add(`pipeline:${k}`);
   return out;
 }

@@ -171,7 +171,9 @@ const run: Command = {
   },
   async run(args) {
     if (args.list) {
-      for (const e of listExperiments()) process.stdout.write(`${e.name.padEnd(18)}${e.title}\n`);
+      const specs = listExperiments();
+      const width = Math.max(...specs.map((e) => e.name.length)) + 2;
+      for (const e of specs) process.stdout.write(`${e.name.padEnd(width)}${e.title}\n`);
       return;
     }
     if (args.config === undefined) throw new UsageError('--config NAME is required (see toolrl run --list)');
