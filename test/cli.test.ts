@@ -90,7 +90,8 @@ test('argument and input errors: exit 2 before any backend starts, one stderr li
     [['run', '--config', 'vanilla-rl', '--seed', '0x10', '--out', none], '--seed must be an integer in [0, 4294967295]'],
     [['run', '--config', 'vanilla-rl', '--init', none, '--out', none], `${none}, which has no model.json`],
     [['run', '--config', 'vanilla-rl', '--data', none, '--out', none], `${none}/vocab.json`],
-    [['run', '--config', 'vanilla-rl', '--set', 'grpo.groupSize=100000', '--out', none], 'grpo.groupSize must be at most 64'],
+    [['run', '--config', 'vanilla-rl', '--set', 'grpo.groupSize=100000', '--out', none], 'grpo.groupSize must be an integer in [1, 64]'],
+    [['run', '--config', 'vanilla-rl', '--set', 'grpo.klCoef=-1', '--out', none], 'grpo.klCoef must be'],
     [['reproduce', '--seeds', 'one'], '--seeds must be an integer'],
     [['report', '--results', none], `--results ${none}: no results store`],
   ];

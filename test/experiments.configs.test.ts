@@ -116,8 +116,13 @@ test('--set reaches every typed config: GRPO, SFT phases, signals, the guard, in
   assert.throws(() => stagesOf('vanilla-rl', { 'guard.pImEnd': 0.5 }), /no stage of this experiment has a field "pImEnd"/);
   assert.throws(() => stagesOf('ops', { 'hbg.hintedRollouts': 1 }), /no stage/);
   assert.throws(() => stagesOf('ops', { 'opz.luffyGamma': 1 }), /unknown prefix "opz"/);
-  assert.throws(() => stagesOf('guard', { 'guard.pImEnd': 'high' }), /expected a number/);
-  assert.throws(() => validateStages(stagesOf('guard', { 'guard.pImEnd': 2 })), /pImEnd must be in \[0, 1\], got 2/);
-  assert.throws(() => validateStages(stagesOf('hbg', { 'hbg.hintedRollouts': 9 })), /hintedRollouts must be an integer in \[0, groupSize 8\], got 9/);
-  assert.throws(() => validateStages(stagesOf('ets', { 'interleave.lastSteps': 0 })), /lastSteps must be an integer >= 1, got 0/);
+  // a value is checked against its field's declaration as it is set, and the merged stages again
+  assert.throws(() => stagesOf('guard', { 'guard.pImEnd': 'high' }), /guard\.pImEnd must be a number in \[0, 1\], got "high"/);
+  assert.throws(() => stagesOf('guard', { 'guard.pImEnd': 2 }), /guard\.pImEnd must be a number in \[0, 1\], got 2/);
+  assert.throws(() => validateStages(stagesOf('hbg', { 'hbg.hintedRollouts': 9 })),
+    /hbg\.hintedRollouts must be at most grpo\.groupSize \(8\), got 9/);
+  assert.throws(() => stagesOf('ets', { 'interleave.lastSteps': 0 }), /interleave\.lastSteps must be an integer in \[1, 100000\]/);
+  const [noLuffy] = stagesOf('ops-luffy', { 'ops.luffyGamma': 'null' });
+  assert.ok(noLuffy.kind === 'grpo' && noLuffy.signal?.kind === 'ops' && noLuffy.signal.config?.luffyGamma === null,
+    'null turns LUFFY off');
 });

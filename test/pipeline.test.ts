@@ -45,8 +45,8 @@ test('every option off is the exact pipeline: the same rollouts as without the o
   model.dispose();
   assert.deepEqual(pipelineOverrides(undefined, {}), defaultPipelineConfig);
   assert.equal(pipelineOverrides({ retokenize: true }, { 'pipeline.bf16Sampler': true }).bf16Sampler, true);
-  assert.throws(() => pipelineOverrides(undefined, { 'pipeline.bf16': true }), /no option "bf16".*retokenize/);
-  assert.throws(() => pipelineOverrides(undefined, { 'pipeline.retokenize': 1 }), /expected true or false/);
+  assert.throws(() => pipelineOverrides(undefined, { 'pipeline.bf16': true }), /pipeline\.bf16: no such field.*retokenize/);
+  assert.throws(() => pipelineOverrides(undefined, { 'pipeline.retokenize': 1 }), /pipeline\.retokenize must be true or false, got 1/);
 });
 
 test('E1 closedCallsOnly: a bare <tool_call> ends the turn like a reply; a closed block is still a call', () => {

@@ -73,6 +73,10 @@ const grpoSteps = (dir: string) => {
     .filter((r) => r.value.phase === 'grpo').map((r) => r.value.step) : [];
 };
 
+/** The imports of a sweep driver script (the plan and the local runner are two modules). */
+const SWEEP_IMPORTS = `import { planJobs } from ${JSON.stringify(path.join(REPO, 'lib', 'experiments', 'sweep', 'plan'))};
+import { runSweep } from ${JSON.stringify(path.join(REPO, 'lib', 'experiments', 'sweep', 'local'))};`;
+
 async function waitFor(what: string, cond: () => boolean, ms = 60_000): Promise<void> {
   const t0 = Date.now();
   while (!cond()) {
@@ -103,16 +107,16 @@ test('bad options and configs are refused before a committed run (a copy) is tou
   const before = tree(dir);
   const spec = getExperiment('vanilla-rl');
   const opts = { preset: getPreset('quick'), seed: 1, out: dir, progress: false };
-  await assert.rejects(runExperiment(spec, { ...opts, overrides: { 'grpo.clipRatio': -1 } }), /clipRatio must be in \(0, 1\), got -1/);
-  await assert.rejects(runExperiment(spec, { ...opts, overrides: { 'grpo.temperature': 0 } }), /temperature must be > 0/);
-  await assert.rejects(runExperiment(spec, { ...opts, overrides: { 'grpo.lr': 'x' } }), /expected a number/);
+  await assert.rejects(runExperiment(spec, { ...opts, overrides: { 'grpo.clipRatio': -1 } }), /grpo\.clipRatio must be a number in \(0, 1\), got -1/);
+  await assert.rejects(runExperiment(spec, { ...opts, overrides: { 'grpo.temperature': 0 } }), /grpo\.temperature must be a number in \(0, 10\], got 0/);
+  await assert.rejects(runExperiment(spec, { ...opts, overrides: { 'grpo.lr': 'x' } }), /grpo\.lr must be a number in \(0, 1\], got "x"/);
   await assert.rejects(runExperiment(spec, opts), new RegExp(`${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} already holds results`));
   await assert.rejects(runExperiment(spec, { ...opts, resume: true }), /no resume state/);
   await assert.rejects(runExperiment(spec, { ...opts, resume: true, force: true }), /exclude each other/);
   // the command line: one error style, exit 2, and no backend started
   const r = toolrl(['run', '--config', 'vanilla-rl', '--set', 'grpo.clipRatio=-1', '--out', dir]);
   assert.equal(r.status, 2, r.stderr);
-  assert.equal(r.stderr, 'toolrl run: error: stage 0 (grpo): grpo config: clipRatio must be in (0, 1), got -1\n');
+  assert.equal(r.stderr, 'toolrl run: error: grpo.clipRatio must be a number in (0, 1), got -1\n');
   const l = toolrl(['eval', '--policy', 'teacher', '--limit', '-1']);
   assert.equal(l.status, 2);
   assert.match(l.stderr, /^toolrl eval: error: --limit must be an integer >= 1, got -1\n$/);
@@ -250,8 +254,7 @@ test('kill -9 of a 2-run sweep at a random step: its runs stop on their own; a r
   { timeout: 240_000 }, async () => {
     const root = tmp('sweep');
     const driver = path.join(root, 'driver.ts');
-    const sweep = path.join(REPO, 'lib', 'experiments', 'sweep');
-    fs.writeFileSync(driver, `import { planJobs, runSweep } from ${JSON.stringify(sweep)};
+    fs.writeFileSync(driver, `${SWEEP_IMPORTS}
 const [root, ...extra] = process.argv.slice(2);
 runSweep(planJobs('smoke', { only: ['vanilla-rl'], seeds: [1, 2], root }), { concurrency: 2, extraArgs: extra })
   .then((f) => { process.exitCode = f.length ? 1 : 0; });
@@ -333,7 +336,7 @@ function plantUserFiles(dir: string): () => void {
 
 const sweepDriver = (root: string) => {
   const driver = path.join(root, 'driver.ts');
-  fs.writeFileSync(driver, `import { planJobs, runSweep } from ${JSON.stringify(path.join(REPO, 'lib', 'experiments', 'sweep'))};
+  fs.writeFileSync(driver, `${SWEEP_IMPORTS}
 const [root, force, ...extra] = process.argv.slice(2);
 runSweep(planJobs('micro', { only: ['vanilla-rl'], seeds: [4294967295], root }), { concurrency: 1, force: force === 'force', extraArgs: extra })
   .then((f) => { for (const x of f) console.log('failed', x.code, x.reason); process.exitCode = f.length ? 1 : 0; });
@@ -431,7 +434,7 @@ test('case 2: seeds are integers in [0, 2^32 - 1] in decimal, refused otherwise 
 function runExperimentValidates(spec: ReturnType<typeof getExperiment>, seed: number): void {
   const r = quick(['run', '--config', spec.name, '--preset', 'smoke', '--seed', String(seed), '--set', 'grpo.steps=0', '--out', path.join(tmp('v'), 'r')]);
   // grpo.steps=0 fails the config check after the seed check: the refusal names steps, not the seed
-  refused(r, 2, 'steps must be an integer >= 1');
+  refused(r, 2, 'grpo.steps must be an integer in [1, 100000] (steps), got 0');
 }
 
 test('case 3: flipped bits in a checkpoint are refused before any backend starts, naming weights.bin; old ones load with a warning', () => {
@@ -482,16 +485,19 @@ test('case 4: every task file a run reads is validated before its folder is touc
 
 test('case 5: every size knob has an upper bound, refused with exit 2 naming the knob and the bound', () => {
   const out = path.join(tmp('bounds'), 'run');
-  const cases: [string, string][] = [['grpo.groupSize=1e6', 'grpo.groupSize must be at most 64'],
-    ['grpo.promptsPerStep=100000', 'grpo.promptsPerStep must be at most 512'], ['grpo.maxContext=1000000', 'grpo.maxContext must be at most 8192'],
-    ['grpo.maxMessageTokens=100000', 'grpo.maxMessageTokens must be at most 4096'], ['grpo.maxAssistantMessages=1000', 'grpo.maxAssistantMessages must be at most 64'],
-    ['grpo.maxMessageTokens=2000', 'grpo.maxMessageTokens must be at most grpo.maxContext (1024)']];
+  const cases: [string, string][] = [['grpo.groupSize=1e6', 'grpo.groupSize must be an integer in [1, 64]'],
+    ['grpo.promptsPerStep=100000', 'grpo.promptsPerStep must be an integer in [1, 512]'], ['grpo.maxContext=1000000', 'grpo.maxContext must be an integer in [1, 8192]'],
+    ['grpo.maxMessageTokens=100000', 'grpo.maxMessageTokens must be an integer in [1, 4096]'], ['grpo.maxAssistantMessages=1000', 'grpo.maxAssistantMessages must be an integer in [1, 64]'],
+  ];
   // (with a bad clipRatio: a runner without the bound stops at it instead of running out of memory)
   for (const [kv, msg] of cases) {
     refused(quick(['run', '--config', 'vanilla-rl', '--preset', 'smoke', '--set', kv, '--set', 'grpo.clipRatio=-1', '--out', out]), 2, msg);
   }
+  // a bound across fields: checked once the stage's config is merged
+  refused(quick(['run', '--config', 'vanilla-rl', '--preset', 'smoke', '--set', 'grpo.maxMessageTokens=2000', '--out', out]), 2,
+    'grpo.maxMessageTokens must be at most grpo.maxContext (1024), got 2000');
   refused(quick(['run', '--config', 'base', '--preset', 'micro', '--set', 'sft.maxLen=100000', '--set', 'sft.lr=-1', '--out', out]), 2,
-    'sft.maxLen must be at most 8192');
+    'sft.maxLen must be an integer in [1, 8192]');
   // (a missing --data too: a bench that took the shape stops before it builds a model of 0.2 billion weights)
   refused(quick(['bench', '--model', '100000x1x1', '--data', path.join(out, 'none')]), 2, '--model 100000x1x1: the width D must be an integer in [1, 1024]');
   refused(quick(['eval', '--policy', 'teacher', '--limit', '0']), 2, '--limit');

@@ -9,7 +9,7 @@ import * as path from "node:path";
 import { lineFigure, plotDivHtml, writeHtmlReport, scriptSafeJson } from "../lib/report/figures/plotly";
 import { tableHtml, tableText } from "../lib/report/render/rows";
 import { showPlot, showTable, liveProgress } from "../lib/report/notebook/display";
-import { pickResultsPreset } from "../lib/report/notebook/views";
+import { notebookRegime, notebookResultsRoot, pickResultsPreset } from "../lib/report/notebook/views";
 
 test("lineFigure uses {text} titles (plotly 3 ignores bare strings)", () => {
   const fig = lineFigure({ title: "T", x: [0, 1], series: [{ name: "a", y: [1, 2] }], xTitle: "step", yTitle: "v" });
@@ -101,6 +101,41 @@ test("pickResultsPreset: the full store when it holds every run compared, else t
     console.log = log;
     if (saved === undefined) delete process.env.TOOLRL_RESULTS_PRESET;
     else process.env.TOOLRL_RESULTS_PRESET = saved;
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test("notebook settings are checked where they are read: a typo in a preset, regime or results folder is one clear line", () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "toolrl-env-"));
+  const saved = { ...process.env };
+  const withEnv = (env: Record<string, string>, fn: () => unknown) => {
+    Object.assign(process.env, env);
+    try {
+      return fn();
+    } finally {
+      for (const k of Object.keys(env)) if (saved[k] === undefined) delete process.env[k]; else process.env[k] = saved[k];
+    }
+  };
+  try {
+    fs.mkdirSync(path.join(root, "full", "vanilla-rl", "seed-1"), { recursive: true });
+    fs.mkdirSync(path.join(root, "scratch", "ops", "seed-2"), { recursive: true });
+    // the preset: a known one, or a store folder under the root, else refused with both lists
+    assert.throws(() => withEnv({ TOOLRL_RESULTS_PRESET: "ful" }, () => pickResultsPreset(root, ["vanilla-rl"])),
+      /^Error: TOOLRL_RESULTS_PRESET="ful" names no preset \(micro, smoke, quick, full, pipeline\) and no store under .* \(full, scratch\)$/);
+    assert.equal(withEnv({ TOOLRL_RESULTS_PRESET: "scratch" }, () => pickResultsPreset(root, ["ops"])), "scratch");
+    assert.equal(withEnv({ TOOLRL_RESULTS_PRESET: "quick" }, () => pickResultsPreset(root, ["ops"])), "quick");
+    // the regime
+    assert.throws(() => withEnv({ TOOLRL_REGIME: "bogus" }, () => notebookRegime()), /TOOLRL_REGIME="bogus" names no regime \(expected one of strong, instruct/);
+    // the results folder: a file, a missing path, a folder of other things
+    assert.throws(() => withEnv({ TOOLRL_RESULTS: "/etc/passwd" }, () => notebookResultsRoot()), /^Error: TOOLRL_RESULTS="\/etc\/passwd" is a file, not a folder of results stores/);
+    assert.throws(() => withEnv({ TOOLRL_RESULTS: path.join(root, "none") }, () => notebookResultsRoot()), /no such folder/);
+    assert.throws(() => withEnv({ TOOLRL_RESULTS: path.join(root, "full", "vanilla-rl") }, () => notebookResultsRoot()), /holds no results store/);
+    assert.equal(withEnv({ TOOLRL_RESULTS: root }, () => notebookResultsRoot()), root);
+    const empty = path.join(root, "empty");
+    fs.mkdirSync(empty);
+    assert.equal(withEnv({ TOOLRL_RESULTS: empty }, () => notebookResultsRoot()), empty, "an empty folder is a store root to be");
+    assert.equal(withEnv({ TOOLRL_RESULTS: "" }, () => notebookResultsRoot("../data/results")), "../data/results");
+  } finally {
     fs.rmSync(root, { recursive: true, force: true });
   }
 });

@@ -8,8 +8,15 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ExperimentSpec } from '../lib/experiments/registry/spec';
 import { getPreset } from '../lib/experiments/registry/presets';
-import { planJobs, SweepJob } from '../lib/experiments/sweep/plan';
+import { REPO_ROOT, childPath, planJobs, SweepJob } from '../lib/experiments/sweep/plan';
 import { runSweep, Launcher } from '../lib/experiments/sweep/local';
+
+test('the sweep starts its runs in the repository root and names their folders relative to it', () => {
+  assert.equal(REPO_ROOT, path.resolve(__dirname, '..'));
+  assert.ok(fs.existsSync(path.join(REPO_ROOT, 'package.json')));
+  assert.equal(childPath(path.join(REPO_ROOT, 'data', 'results', 'x')), path.join('data', 'results', 'x'));
+  assert.equal(childPath(os.tmpdir()), os.tmpdir());
+});
 
 const spec = (name: string, group: ExperimentSpec['group'], after?: string): ExperimentSpec => ({
   name, label: name, group, title: name, paper: '',

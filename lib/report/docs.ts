@@ -3,13 +3,16 @@
  * by hand (test/report.docs.test.ts fails when a committed file differs from what this writes):
  *   docs/results.md   both regimes side by side: the bases, findings F1-F7, every table of each store's report;
  *   README.md         the block between RESULTS_BEGIN and RESULTS_END: the findings' verdicts and the headline
- *                     ID averages of both regimes next to the paper's.
+ *                     ID averages of both regimes next to the paper's;
+ *   docs/knobs.md     every `--set` knob with its default and range, from the config declarations
+ *                     (lib/experiments/run/knobs.ts).
  * Deterministic: no timestamps, no machine paths, bootstrap seeds fixed (bootstrap.ts).
  */
 import * as fs from 'fs';
 import * as path from 'path';
 import { ResultsStore, byGroup, loadResults } from './store/results';
 import { ReportTable, idAverage } from './tables/base';
+import { writeKnobs } from '../experiments/run/knobs';
 import { accuracyTable, oodTable } from './tables/headline';
 import { capabilityTable, collapseRateTable, lrTable, stateTable } from './tables/collapse';
 import { guardTable, sftDoseTable } from './tables/beyond';
@@ -18,6 +21,7 @@ import { precursorTable } from './tables/precursor';
 import { branchTable } from './tables/branches';
 import { findings, findingsTable } from './tables/findings';
 import { anatomyTable, collapseSummaryTable, loopRuleTable } from './tables/anatomy';
+import { pipelineTable } from './tables/pipeline';
 import { mdCell, toMarkdown } from './render/tables';
 import { PAPER_ROWS, PAPER_SOURCE } from './paper';
 import { REGIMES, getRegime } from '../experiments/registry/regimes';
@@ -40,6 +44,13 @@ export function loadRegimeStores(root: string, preset = DOCS_PRESET): RegimeStor
   return REGIMES.map((r) => ({ regime: r, label: r, store: loadResults(getPreset(preset, r).store, root) }));
 }
 
+/** The store of the pipeline study (docs/design.md E): vanilla GRPO under each of the paper's differences. */
+export const PIPELINE_STORE = { preset: 'pipeline', regime: 'instruct' } as const;
+
+export function loadPipelineStore(root: string): ResultsStore {
+  return loadResults(getPreset(PIPELINE_STORE.preset, PIPELINE_STORE.regime).store, root);
+}
+
 /**
  * Every table of one store's report, in report order (as build.ts writes them): Tables 1 and 2 always, others when
  * present.
@@ -53,6 +64,7 @@ export function storeTables(store: ResultsStore): ReportTable[] {
   if (byGroup(store, 'extra').length) out.push(guardTable(store));
   if (byGroup(store, 'collapse-rate').length) out.push(collapseRateTable(store));
   if (byGroup(store, 'sft-dose').length) out.push(sftDoseTable(store));
+  if (byGroup(store, 'pipeline').length) out.push(pipelineTable(store));
   const learned = [bestTable(store), memorisationTable(store), pointsTable(store)].filter((t) => t.rows.length);
   return [...out, ...learned, precursorTable(store), anatomyTable(store), ...store.branches.map(branchTable)];
 }
@@ -137,8 +149,8 @@ function verdictTable(stores: RegimeStore[]): string {
   return lines.join('\n');
 }
 
-/** docs/results.md. */
-export function resultsMarkdown(stores: RegimeStore[]): string {
+/** docs/results.md: the regimes' stores, then the pipeline study's when it holds runs. */
+export function resultsMarkdown(stores: RegimeStore[], pipeline?: ResultsStore): string {
   const parts = [
     '# Results',
     '',
@@ -185,6 +197,13 @@ export function resultsMarkdown(stores: RegimeStore[]): string {
     // unfinished run's folder is never committed (report.html and the notebooks list them)
     for (const t of storeTables(s.store)) parts.push(toMarkdown(t));
   }
+  if (pipeline && pipeline.experiments.length) {
+    parts.push(`## The paper's pipeline (\`data/results/${pipeline.preset}\`)`, '',
+      'Vanilla GRPO from the instruct regime\'s bases under each difference of the paper\'s pipeline that can touch ' +
+      'the control tokens (docs/design.md E.1; `--set pipeline.<name>=true`), at the paper\'s 300 RL steps, one ' +
+      'seed per pilot; each run is checked against the paper\'s collapse as docs/design.md E.2 pre-registered it.',
+      '', toMarkdown(pipelineTable(pipeline)), toMarkdown(anatomyTable(pipeline)));
+  }
   return parts.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd() + '\n';
 }
 
@@ -212,12 +231,12 @@ export function withReadmeBlock(readme: string, block: string): string {
   return readme.slice(0, a) + block + readme.slice(b + RESULTS_END.length);
 }
 
-/** Write docs/results.md and the README block under `repo`; returns the files written. */
+/** Write docs/results.md, the README block and docs/knobs.md under `repo`; returns the files written. */
 export function writeDocs(repo: string, root: string): string[] {
   const stores = loadRegimeStores(root);
   const docs = path.join(repo, 'docs', 'results.md');
-  fs.writeFileSync(docs, resultsMarkdown(stores));
+  fs.writeFileSync(docs, resultsMarkdown(stores, loadPipelineStore(root)));
   const readme = path.join(repo, 'README.md');
   fs.writeFileSync(readme, withReadmeBlock(fs.readFileSync(readme, 'utf8'), readmeBlock(stores)));
-  return [docs, readme];
+  return [docs, readme, writeKnobs(repo)];
 }

@@ -13,6 +13,16 @@ import { reflectionConversation } from '../envs/judge';
 import { encodeConversation, TrainingSequence } from './encode';
 import { readJsonlValues } from '../util/jsonl';
 import type { RolloutRecord } from './records';
+import { ConfigOf, declareConfig, int } from '../util/fields';
+
+const INTERLEAVE_FIELDS = {
+  /** RL steps of rollout records an interleaved SFT phase reads. Paper: the last 10 (ETS / PRS). */
+  lastSteps: int(10, 1, 100_000, 'steps'),
+};
+
+/** What an interleaved SFT phase reads (`--set interleave.lastSteps`); its SFT settings are an SFT config. */
+export const INTERLEAVE = declareConfig('interleave', INTERLEAVE_FIELDS);
+export type InterleaveConfig = ConfigOf<typeof INTERLEAVE_FIELDS>;
 
 /** Read rollouts.jsonl back (blank lines ignored, a torn final line absent, a broken line named). */
 export function readStepRecords(file: string): RolloutRecord[] {

@@ -11,6 +11,7 @@
  * (they exclude "bias" and "LayerNorm.weight"); embeddings and the head are decayed.
  */
 import * as tf from '@tensorflow/tfjs';
+import { checkFinite } from './diverged';
 
 export interface AdamWConfig {
   /** Default 0.9 (torch / HF default, used by the paper's veRL config). */
@@ -108,7 +109,7 @@ export class AdamW {
         `[${p.shape}]`);
     }
     const gradNorm = globalNorm(list.map(([, g]) => g));
-    if (!Number.isFinite(gradNorm)) throw new Error(`AdamW.step: gradient norm is ${gradNorm} (NaN/Inf in gradients)`);
+    checkFinite('gradient norm', gradNorm); // NaN/Inf in the gradients: refused before it reaches the weights
     const clipCoef = clipCoefficient(gradNorm, this.config.maxGradNorm);
     this.t += 1;
     const { beta1: b1, beta2: b2, eps, weightDecay } = this.config;

@@ -8,8 +8,9 @@
  * off by default, so a run without them is the exact pipeline, bit for bit. `--set pipeline.<field>=true` turns one
  * on for a run (recorded in run.json); the `pipeline` preset's configs turn them on one by one (configs.ts).
  */
+import { ConfigOf, declareConfig, flag } from '../util/fields';
 
-export interface PipelineConfig {
+const PIPELINE_FIELDS = {
   /**
    * E1. A message is a call only when it holds a closed block `<tool_call> ... </tool_call>`; anything else, a bare
    * `<tool_call>` included, is a reply that ends the user turn. TRB: verl_tool/servers/tools/fcl_interface.py:39-61
@@ -18,7 +19,7 @@ export interface PipelineConfig {
    * a bare tag gets an error observation and the turn stays open (lib/envs/episode.ts). Applies to the run's
    * training rollouts, its validation and its final evaluation (the environment the run lives in).
    */
-  closedCallsOnly: boolean;
+  closedCallsOnly: flag(false),
   /**
    * E2. Train on the re-tokenised text, not the sampled ids: each sampled message is decoded with the special tokens
    * skipped (`<|im_start|>`, `<|im_end|>`, `<pad>`, `<unk>`: Qwen2.5's special tokens; the tool tags are not special
@@ -28,14 +29,14 @@ export interface PipelineConfig {
    * manager.py:446-450 (the next prompt concatenates the re-encoded ids). Old log-probs of a changed message come
    * from the trainer (TRB recomputes them for every rollout).
    */
-  retokenize: boolean;
+  retokenize: flag(false),
   /**
    * E3. The `<|im_end|>` appended to a message cut at the length cap is trained like a sampled one (loss mask 1, the
    * rollout's advantage), its old log-prob recomputed by the trainer. TRB: manager.py:240-242 appends it, and the loss
    * mask is 0 only on padding (manager.py:540, 1157-1161); mask_overlong_loss is off (agent.yaml:74). The lab masks
    * it (lib/train/rollout_row.ts). The lab's cap is 64 tokens per message (TRB: 2048).
    */
-  trainCutEnd: boolean;
+  trainCutEnd: flag(false),
   /**
    * E4. Sample from logits rounded to bfloat16 (8 significant bits, round to nearest even) and train as if the
    * samples came from the trainer's float32 policy: old log-probs recomputed by the trainer, no correction. TRB:
@@ -43,22 +44,18 @@ export interface PipelineConfig {
    * correction in its veRL; verl's rollout-correction docs call this mismatch a common mistake. Rounding only the
    * final logits is the smallest such mismatch (TRB's whole forward runs in bf16 on another engine).
    */
-  bf16Sampler: boolean;
+  bf16Sampler: flag(false),
   /**
    * E5. Each micro-batch's loss is its own token-mean, weighted by its share of the mini-batch's rows, instead of
    * the mini-batch's exact token-mean: veRL's dynamic batch size (dp_actor.py:909-911, use_dynamic_bsz=True in
    * train_1.5b.sh). Rows with few trained tokens (short, collapsed messages) weigh more than under the token-mean.
    */
-  microBatchWeights: boolean;
-}
-
-export const defaultPipelineConfig: PipelineConfig = {
-  closedCallsOnly: false,
-  retokenize: false,
-  trainCutEnd: false,
-  bf16Sampler: false,
-  microBatchWeights: false,
+  microBatchWeights: flag(false),
 };
+
+export const PIPELINE = declareConfig('pipeline', PIPELINE_FIELDS);
+export type PipelineConfig = ConfigOf<typeof PIPELINE_FIELDS>;
+export const defaultPipelineConfig: PipelineConfig = PIPELINE.defaults;
 
 export const PIPELINE_OPTIONS = Object.keys(defaultPipelineConfig) as (keyof PipelineConfig)[];
 

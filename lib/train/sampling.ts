@@ -4,6 +4,7 @@
  * backends up to the logits themselves.
  */
 import { Rng } from '../prng';
+import { checkFinite } from './diverged';
 
 export interface SampleOptions {
   /** Softmax temperature; the paper samples at 1.0 (official GRPO script). */
@@ -40,6 +41,8 @@ export function sampleToken(logits: Float32Array, offset: number, vocabSize: num
     sum += x;
     dot += x * d;
   }
+  // a NaN logit makes the sum NaN (an infinite one, the max): the weights have diverged, not the sampler failed
+  checkFinite('logits', max + sum);
   const logZ = max + Math.log(sum);
   const entropy = Math.log(sum) - dot / sum;
 

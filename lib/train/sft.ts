@@ -16,43 +16,41 @@ import { bucketedBatches, padBatch, PaddedBatch } from './batch';
 import { MetricsSink } from './metrics';
 import type { SFTStepRecord } from './records';
 import { ProgressBar } from '../util/progress';
+import { NonFinite, checkFinite, divergedAt } from './diverged';
 import { yieldToEventLoop } from '../util/yield';
+import { ConfigOf, declareConfig, int, num } from '../util/fields';
 
-export interface SFTConfig {
-  /** Peak learning rate. Paper FCL-SFT: 1e-5 (and 1e-6) for a 1.5B model; a 0.1M-param model needs far more. */
-  lr: number;
+/** Every knob of an SFT stage or phase, one declaration each (lib/util/fields.ts: kind, default, range, unit). */
+const SFT_FIELDS = {
+  /** Peak learning rate. Paper FCL-SFT: 1e-5 (and 1e-6) for a 1.5B model; a 0.3M-param model needs far more. */
+  lr: num(3e-3, { min: 0, max: 1, open: 'min' }),
   /** Passes over the data. Paper FCL-SFT: 3 epochs; ETS/PRS SFT phases: 2. */
-  epochs: number;
+  epochs: int(3, 1, 1000, 'epochs'),
   /** Conversations per optimizer step. Paper: batch 128 samples (one per assistant message). */
-  batchSize: number;
+  batchSize: int(16, 1, 4096, 'conversations'),
   /** Warmup share of all steps. Paper FCL-SFT: 0.1; ETS SFT phases: 0.3. */
-  warmupRatio: number;
+  warmupRatio: num(0.1, { min: 0, max: 1, open: 'max' }),
   /** AdamW decoupled weight decay; verl default 0.01. */
-  weightDecay: number;
+  weightDecay: num(0.01, { min: 0, max: 1 }),
   /** Global-norm gradient clip; verl default 1.0. */
-  maxGradNorm: number;
-  /** Longer sequences are cut to this many tokens. */
-  maxLen: number;
-  /** Seed of the shuffling order. */
-  seed: number;
-}
-
-export const defaultSFTConfig: SFTConfig = {
-  lr: 3e-3,
-  epochs: 3,
-  batchSize: 16,
-  warmupRatio: 0.1,
-  weightDecay: 0.01,
-  maxGradNorm: 1.0,
-  maxLen: 1024,
-  seed: 1,
+  maxGradNorm: num(1.0, { min: 0, max: 1000, open: 'min' }),
+  /** Longer sequences are cut to this many tokens (the default model's context is 1024). */
+  maxLen: int(1024, 1, 8192, 'tokens'),
+  /** Seed of the shuffling order (the project's PRNG). */
+  seed: int(1, 0, 4294967295),
 };
+
+export const SFT = declareConfig('sft', SFT_FIELDS);
+export type SFTConfig = ConfigOf<typeof SFT_FIELDS>;
+export const defaultSFTConfig: SFTConfig = SFT.defaults;
 
 export interface SFTHooks {
   metrics?: MetricsSink<SFTStepRecord>;
   /** Show a terminal progress bar (default true unless silent). */
   progress?: boolean;
   label?: string;
+  /** The experiment stage this SFT belongs to (what a Diverged error names); default 0. */
+  stage?: number;
   /** Called after every optimizer step (e.g. live notebook plots, checkpoints). */
   onStep?: (rec: SFTStepRecord) => void;
   /** Called after every epoch (1-based), e.g. for a quick validation. */
@@ -86,7 +84,7 @@ export function sftStep(model: GPT, opt: AdamW, seqs: TrainingSequence[], lr: nu
     const loss = value.dataSync()[0];
     value.dispose();
     try {
-      if (!Number.isFinite(loss)) throw new Error(`non-finite loss (${loss})`);
+      checkFinite('loss', loss);
       const { gradNorm } = opt.step(grads, lr);
       return { loss, gradNorm, tokens: batch.inputs.size };
     } finally {
@@ -126,6 +124,8 @@ export async function trainSFT(model: GPT, data: TrainingSequence[], config: Par
         try {
           res = sftStep(model, opt, idx.map((i) => data[i]), lr, cfg.maxLen);
         } catch (err) {
+          if (err instanceof NonFinite) throw divergedAt(err,
+            { phase: 'sft', stage: hooks.stage ?? 0, step: step + 1, lr });
           throw new Error(`SFT step ${step + 1}/${totalSteps} (epoch ${epoch + 1}): ${(err as Error).message}`);
         }
         step++;
@@ -141,7 +141,11 @@ export async function trainSFT(model: GPT, data: TrainingSequence[], config: Par
         bar.update(step, `loss ${emaLoss.toFixed(3)} | ${Math.round(tokensPerS)} tok/s`);
         await yieldToEventLoop();
       }
-      hooks.onEpochEnd?.(epoch + 1, step);
+      try {
+        hooks.onEpochEnd?.(epoch + 1, step); // its greedy validation samples from the weights of this step
+      } catch (err) {
+        throw divergedAt(err, { phase: 'sft', stage: hooks.stage ?? 0, step, lr: schedule(step - 1) });
+      }
     }
   } finally {
     opt.dispose();

@@ -397,14 +397,18 @@ const PIPELINE_PILOTS: { name: string; label: string; what: string; options: Par
     microBatchWeights: true },
       what: 'every difference E1-E5 at once, the paper\'s pipeline as far as the lab can mirror it' },
 ];
-/** The base variant whose runner-up after `<tool_call>\n` is `<|im_end|>` (docs/design.md E.3; configs `instruct-imend`). */
+/**
+ * The base variant whose runner-up after `<tool_call>\n` is `<|im_end|>` (docs/design.md E.3; configs
+ * `instruct-imend`).
+ */
 export const IMEND_BASE = 'data/checkpoints/instruct-imend';
 for (const [suffix, lr] of [['', RL_LR], [`-${rateTag(COLLAPSE_LR)}`, COLLAPSE_LR]] as [string, number][]) {
   EXPERIMENTS.push({
-    name: `pipeline-imend-base${suffix}`, label: `Empty-call base${suffix ? `, lr ${lr.toExponential(0)}` : ''}`, group: 'pipeline',
+    name: `pipeline-imend-base${suffix}`, label: `Empty-call base${suffix ? `, lr ${lr.toExponential(0)}` : ''}`,
+      group: 'pipeline',
     title: `Vanilla GRPO from the base whose runner-up after <tool_call>\\n is <|im_end|>, lr ${lr.toExponential(0)}`,
-    paper: `Paper vanilla RL (${GRPO_NOTE}) at its 300 steps, on the exact pipeline, from ${IMEND_BASE} (5% of its corpus's ` +
-      'JSON tool conversations end in an empty call). Does the collapse follow the base\'s runner-up?',
+    paper: `Paper vanilla RL (${GRPO_NOTE}) at its 300 steps, on the exact pipeline, from ${IMEND_BASE} (5% of ` +
+      'its corpus\'s JSON tool conversations end in an empty call). Does the collapse follow the base\'s runner-up?',
     init: { kind: 'checkpoint', path: IMEND_BASE },
     stages: (p) => [{ kind: 'grpo', config: { ...rlSizes(p), lr } }],
   });

@@ -5,43 +5,43 @@
  * or the full-collapse share of the step's sampled messages. Every field can be changed with
  * `--set guard.<field>=<value>` (the SFT phase's own settings with `--set sft.<field>=<value>`).
  */
-import { SFTConfig } from '../../train/sft';
+import { SFT, SFTConfig, defaultSFTConfig } from '../../train/sft';
+import { ConfigOf, declareConfig, int, num } from '../../util/fields';
 import type { GRPOStepRecord } from '../../train/records';
 
-export interface GuardConfig {
+const GUARD_FIELDS = {
   /** Trigger when the probe's p(`<|im_end|>`) reaches this. Ours: 0.25 (far above the base's 5e-5). */
-  pImEnd: number;
+  pImEnd: num(0.25, { min: 0, max: 1 }),
   /** ... or when the probe's p(`{"`) falls below this. Ours: 0.9 (the base writes `{"` with p 0.998). */
-  pJsonOpen: number;
+  pJsonOpen: num(0.9, { min: 0, max: 1 }),
   /**
    * ... or when this share of the step's sampled messages is control-tag collapse (empty, a bare `<tool_call>`, only
    * or repeated tags: lib/format/states.ts controlCollapse; repetition loops do not count). Ours: 0.25.
    */
-  fullCollapse: number;
+  fullCollapse: num(0.25, { min: 0, max: 1 }),
   /** RL steps between two SFT phases. Ours: 10 (the records of one phase's window do not overlap the next). */
-  minGap: number;
+  minGap: int(10, 1, 100_000, 'steps'),
   /** Most SFT phases per RL stage. Ours: 2 (the paper's interleaved schedules have two SFT phases). */
-  maxPhases: number;
+  maxPhases: int(2, 0, 100, 'phases'),
   /** Steps of step records an SFT phase reads. Paper: the last 10 RL steps (ETS / PRS). */
-  lastSteps: number;
-  /** The SFT phase (ETS's recipe: docs/design.md A.6). */
-  sft: Partial<SFTConfig>;
-}
-
-export const defaultGuardConfig: GuardConfig = {
-  pImEnd: 0.25, pJsonOpen: 0.9, fullCollapse: 0.25, minGap: 10, maxPhases: 2, lastSteps: 10, sft: {},
+  lastSteps: int(10, 1, 100_000, 'steps'),
 };
 
-/** Reject guard configs that cannot run, naming the field and value. */
+/** The guard's thresholds (`--set guard.<field>`); its SFT phase's settings are an SFT config (`--set sft.<field>`). */
+export const GUARD = declareConfig('guard', GUARD_FIELDS);
+
+export type GuardConfig = ConfigOf<typeof GUARD_FIELDS> & {
+  /** The SFT phase (ETS's recipe: docs/design.md A.6). */
+  sft: Partial<SFTConfig>;
+};
+
+export const defaultGuardConfig: GuardConfig = { ...GUARD.defaults, sft: {} };
+
+/** Reject guard configs that cannot run, naming the field, its range and the value. */
 export function validateGuardConfig(g: GuardConfig): void {
-  for (const k of ['pImEnd', 'pJsonOpen', 'fullCollapse'] as const) {
-    if (!(g[k] >= 0 && g[k] <= 1)) throw new Error(`guard config: ${k} must be in [0, 1], got ${g[k]}`);
-  }
-  for (const k of ['minGap', 'lastSteps'] as const) {
-    if (!Number.isInteger(g[k]) || g[k] < 1) throw new Error(`guard config: ${k} must be an integer >= 1, got ${g[k]}`);
-  }
-  if (!Number.isInteger(g.maxPhases) ||
-    g.maxPhases < 0) throw new Error(`guard config: maxPhases must be an integer >= 0, got ${g.maxPhases}`);
+  const { sft, ...thresholds } = g;
+  GUARD.check(thresholds);
+  SFT.check({ ...defaultSFTConfig, ...sft });
 }
 
 /** Does this step's record cross a threshold? */

@@ -48,7 +48,8 @@ import { BestValidation, RunContext, bestDir, readBest, runGRPO, runInterleavedS
 import { EVAL_SPLITS, EvalSplitName, RunInputs, loadInputs, perCategory, sftData, splitSyntax,
   unseenTasks } from './inputs';
 import { RunFolder, RunIdentity, runMode, dataFingerprint, readRunJson, checkpointDir, hasWeights, DEFAULT_RESULTS_ROOT,
-  isDefaultResultsRoot } from '../store/folder';
+  isDefaultResultsRoot, DIVERGED_FILE } from '../store/folder';
+import { Diverged } from '../../train/diverged';
 
 quietTfjs();
 
@@ -260,9 +261,14 @@ export async function runExperiment(spec: ExperimentSpec, opts: RunOptions, plan
     model = resume?.model ?? model!;
     // a resumed run's clock carries on from its saved state; a branch is a run of its own
     const startedAt = t0 - (opts.resume && resume ? resume.seconds * 1000 : 0);
-    const ctx = runContext(spec, opts, inputs, identity, model, openMetrics(spec, opts, resume), startedAt, pipeline);
-    await runStages(ctx, stages, inputs, resume);
+    const ctx = runContext(spec, opts,
+      { inputs, identity, model, metrics: openMetrics(spec, opts, resume), startedAt, pipeline, resume });
+    await runStages(ctx, stages, inputs);
     return finish(spec, opts, ctx, stages, inputs, folder);
+  } catch (e) {
+    // the folder keeps what was logged up to the step that diverged, and says so: unfinished, not a crash
+    if (e instanceof Diverged) folder.writeJson(DIVERGED_FILE, e.info);
+    throw e;
   } finally {
     model?.dispose();
     folder.close();
@@ -297,30 +303,29 @@ class NamedMetricsLog extends MetricsLog {
   }
 }
 
-function runContext(spec: ExperimentSpec, opts: RunOptions, inputs: RunInputs, identity: RunIdentity, model: GPT,
-  metrics: MetricsLog,
-  startedAt: number, pipeline: PipelineConfig): RunContext {
+function runContext(spec: ExperimentSpec, opts: RunOptions, run: { inputs: RunInputs; identity: RunIdentity;
+  model: GPT; metrics: MetricsLog; startedAt: number; pipeline: PipelineConfig; resume: ResumeState | null }):
+  RunContext {
+  const { inputs } = run;
   return {
-    pipeline,
-    name: spec.name, identity, preset: opts.preset, seed: opts.seed, out: opts.out, tok: inputs.tok, model,
-    source: initDir(spec, opts), trainTasks: inputs.trainTasks, startedAt,
-    valTasks: perCategory(inputs.testTasks, opts.preset.valTasksPerCategory), testTasks: inputs.testTasks, metrics,
-      globalStep: 0,
-    unseenTasks: (n) => unseenTasks(inputs.dataDir, n),
-    progress: opts.progress !== false, resume: null, onStep: opts.onStep, sftFinalLoss: null,
-    best: opts.resume ? readBest(opts.out) : null,
+    name: spec.name, identity: run.identity, preset: opts.preset, seed: opts.seed, out: opts.out, tok: inputs.tok,
+    model: run.model, pipeline: run.pipeline, source: initDir(spec, opts), trainTasks: inputs.trainTasks,
+    valTasks: perCategory(inputs.testTasks, opts.preset.valTasksPerCategory), testTasks: inputs.testTasks,
+    unseenTasks: (n) => unseenTasks(inputs.dataDir, n), metrics: run.metrics, startedAt: run.startedAt,
+    progress: opts.progress !== false, resume: run.resume, onStep: opts.onStep,
+    state: { globalStep: 0, sftFinalLoss: null, best: opts.resume ? readBest(opts.out) : null },
   };
 }
 
 /** The stages in order; a resumed run skips those it finished and re-enters its own at the saved step. */
-async function runStages(ctx: RunContext, stages: StageSpec[], inputs: RunInputs,
-  resume: ResumeState | null): Promise<void> {
-  ctx.resume = resume;
+async function runStages(ctx: RunContext, stages: StageSpec[], inputs: RunInputs): Promise<void> {
+  const resume = ctx.resume;
   for (let si = 0; si < stages.length; si++) {
     const stage: StageSpec = stages[si];
     if (resume && si < resume.stage) continue;
-    if (resume && si === resume.stage) ctx.globalStep = resume.globalStepBase;
-    if (stage.kind === 'sft') await runSFT(ctx, si, sftData(stage, inputs), stage.config, 'sft');
+    if (resume && si === resume.stage) ctx.state.globalStep = resume.globalStepBase;
+    if (stage.kind === 'sft') ctx.state.sftFinalLoss = await runSFT(ctx, si, sftData(stage, inputs), stage.config,
+      'sft');
     else if (stage.kind === 'sft-interleaved') await runInterleavedSFT(ctx, si, stage);
     else await runGRPO(ctx, si, stage);
   }
@@ -335,8 +340,9 @@ function finish(spec: ExperimentSpec, opts: RunOptions, ctx: RunContext, stages:
   for (const split of opts.evalSplits ?? EVAL_SPLITS) evals[split] =
     evaluateSplit(ctx, split, inputs.evalTasks[split] ?? []);
   const idTasks = perCategory(inputs.testTasks, opts.preset.evalTasksPerCategory);
-  const best = ctx.best === null ? undefined
-    : evaluateBest(ctx.best, opts.out, inputs.tok, idTasks, spec.name, ctx.progress, ctx.pipeline.closedCallsOnly);
+  const best = ctx.state.best === null ? undefined
+    : evaluateBest(ctx.state.best, opts.out, inputs.tok, idTasks, spec.name, ctx.progress,
+      ctx.pipeline.closedCallsOnly);
   const rlRecords = grpoRecords(ctx.metrics.records);
   writeRolloutSample(opts.out);
   const summary: RunSummary = {
@@ -346,7 +352,7 @@ function finish(spec: ExperimentSpec, opts: RunOptions, ctx: RunContext, stages:
     eval: evals,
     ...(best ? { best } : {}),
     rl: rlRecords.length ? summarizeRL(rlRecords) : null,
-    sft: { stages: stages.filter((s) => s.kind !== 'grpo').length, finalLoss: ctx.sftFinalLoss },
+    sft: { stages: stages.filter((s) => s.kind !== 'grpo').length, finalLoss: ctx.state.sftFinalLoss },
     pipeline: ctx.pipeline,
     backend: tf.getBackend(),
     seconds: (Date.now() - ctx.startedAt) / 1000,

@@ -37,40 +37,52 @@ import { keepBranchPoint } from '../store/branch';
 import { RunIdentity } from '../store/folder';
 import { PipelineConfig } from '../../train/pipeline';
 import { perCategory } from './inputs';
+import { divergedAt } from '../../train/diverged';
 
-/** What every stage can read and update. */
+/**
+ * What every stage reads: the run's inputs, fixed for its whole length (readonly), and `state`, the few things the
+ * stages move on (the step axis, the best validation, the last SFT loss). A stage's signature shows what it can
+ * change: only `ctx.state`, the model's weights and the files of the run folder.
+ */
 export interface RunContext {
-  name: string;
+  readonly name: string;
   /** What the run is (run.json); saved with every resume state. */
-  identity: RunIdentity;
-  preset: Preset;
-  seed: number;
-  out: string;
-  tok: Tokenizer;
-  model: GPT;
+  readonly identity: RunIdentity;
+  readonly preset: Preset;
+  readonly seed: number;
+  readonly out: string;
+  readonly tok: Tokenizer;
+  readonly model: GPT;
   /** The paper's pipeline differences the run lives with (lib/train/pipeline.ts). */
-  pipeline: PipelineConfig;
+  readonly pipeline: PipelineConfig;
   /** Checkpoint folder of the starting policy (the KL reference), null when trained from scratch. */
-  source: string | null;
-  trainTasks: Task[];
+  readonly source: string | null;
+  readonly trainTasks: Task[];
   /** Validation tasks of the SFT stages (a fixed slice of the test split, the preset's valTasksPerCategory). */
-  valTasks: Task[];
+  readonly valTasks: Task[];
   /** The test split, which a GRPO stage slices its own validation from (GRPOConfig.valTasksPerCategory). */
-  testTasks: Task[];
+  readonly testTasks: Task[];
   /** n never-seen tasks per category of the training distribution (the memorisation measure), made on first use. */
-  unseenTasks: (n: number) => Task[];
-  metrics: MetricsLog;
+  readonly unseenTasks: (n: number) => Task[];
+  readonly metrics: MetricsLog;
   /**
    * When the run's clock started (Date.now() ms): this process's start, minus the seconds earlier processes of a
    * resumed run had spent up to its saved state. summary.json's `seconds` and every resume state read it.
    */
-  startedAt: number;
+  readonly startedAt: number;
+  readonly progress: boolean;
+  /** The resume state this process started from (null for a fresh run): the stage it re-enters restores it. */
+  readonly resume: ResumeState | null;
+  /** After every RL step (the record as metrics.jsonl holds it). */
+  readonly onStep?: (rec: GRPOMetric) => void;
+  readonly state: RunState;
+}
+
+/** What the stages move on as the run goes. */
+export interface RunState {
   /** Steps logged so far over all stages (SFT and RL), the x axis of every curve. */
   globalStep: number;
-  progress: boolean;
-  resume: ResumeState | null;
-  /** After every RL step (the record as metrics.jsonl holds it). */
-  onStep?: (rec: GRPOMetric) => void;
+  /** The final loss of the last SFT stage (summary.json's sft.finalLoss); a guard's phases are not stages. */
   sftFinalLoss: number | null;
   /** The best RL validation so far and where it was (its policy is in best/), or null before the first. */
   best: BestValidation | null;
@@ -96,24 +108,29 @@ export function readBest(out: string): BestValidation | null {
 
 /** After an RL validation: keep the policy in best/ when it beats every earlier one (ties keep the earlier). */
 function keepIfBest(ctx: RunContext, globalStep: number, valAccuracy: number): void {
-  if (ctx.best !== null && valAccuracy <= ctx.best.valAccuracy) return;
-  ctx.best = { globalStep, valAccuracy };
-  saveCheckpoint(bestDir(ctx.out), ctx.model, { vocabFingerprint: ctx.tok.fingerprint, config: ctx.name, ...ctx.best });
+  if (ctx.state.best !== null && valAccuracy <= ctx.state.best.valAccuracy) return;
+  ctx.state.best = { globalStep, valAccuracy };
+  saveCheckpoint(bestDir(ctx.out), ctx.model,
+    { vocabFingerprint: ctx.tok.fingerprint, config: ctx.name, ...ctx.state.best });
 }
 
 export function rolloutsFile(ctx: RunContext): string {
   return path.join(ctx.out, 'rollouts.jsonl');
 }
 
-/** SFT with a quick greedy validation after every epoch (how skill on the world grows with SFT). */
+/**
+ * SFT with a quick greedy validation after every epoch (how skill on the world grows with SFT); its steps go on
+ * the global step axis. Resolves to the final loss.
+ */
 export async function runSFT(ctx: RunContext, si: number, data: TrainingSequence[], config: Partial<SFTConfig>,
-  label: string): Promise<void> {
+  label: string): Promise<number> {
   const res = await trainSFT(ctx.model, data, { ...defaultSFTConfig, seed: ctx.seed, ...config }, {
-    metrics: { log: (r) => ctx.metrics.log({ phase: 'sft', ...r, stage: si, globalStep: ++ctx.globalStep }) },
-    progress: ctx.progress, label: `${ctx.name} ${label}`,
+    metrics: { log: (r) => ctx.metrics.log({ phase: 'sft', ...r, stage: si, globalStep: ++ctx.state.globalStep }) },
+    progress: ctx.progress, label: `${ctx.name} ${label}`, stage: si,
     onEpochEnd: (epoch) => {
       const val = evaluateModel(ctx.model, ctx.tok, ctx.valTasks);
-      const rec: SFTValMetric = { phase: 'sft-val', stage: si, epoch, globalStep: ctx.globalStep, valAccuracy: val.mean,
+      const rec: SFTValMetric = { phase: 'sft-val', stage: si, epoch, globalStep: ctx.state.globalStep,
+        valAccuracy: val.mean,
         valHealthyCall: val.states.healthyCall, valFullCollapse: val.states.fullCollapse };
       for (const [c, v] of Object.entries(val.perCategory)) rec[`val_${c}` as keyof PerCategoryAccuracy] = v.accuracy;
       ctx.metrics.log(rec);
@@ -121,7 +138,7 @@ export async function runSFT(ctx: RunContext, si: number, data: TrainingSequence
         `${val.states.healthyCall.toFixed(2)}\n`);
     },
   });
-  ctx.sftFinalLoss = res.finalLoss;
+  return res.finalLoss;
 }
 
 function buildSignal(spec: SignalSpec | undefined, tok: Tokenizer): SyncSignal | undefined {
@@ -148,10 +165,10 @@ export async function runInterleavedSFT(ctx: RunContext, si: number, stage: Extr
   let pool: Map<string, JsonValue[]> | null = null;
   const { data, failed } = interleavedData(ctx, stage.source, si - 1, stage.lastSteps,
     () => (pool = pool ?? buildArgPool(ctx.trainTasks)));
-  ctx.metrics.log({ phase: 'interleave', stage: si, globalStep: ctx.globalStep, source: stage.source,
+  ctx.metrics.log({ phase: 'interleave', stage: si, globalStep: ctx.state.globalStep, source: stage.source,
     failedTasks: failed, samples: data.length });
   if (data.length === 0) return; // nothing failed: nothing to supervise
-  await runSFT(ctx, si, data, stage.config, stage.source);
+  ctx.state.sftFinalLoss = await runSFT(ctx, si, data, stage.config, stage.source);
 }
 
 /** A GRPO stage (with its signal and guard), checkpointing resume state every `checkpointEvery` steps. */
@@ -162,7 +179,7 @@ export async function runGRPO(ctx: RunContext, si: number, stage: Extract<StageS
   const valTasks = perCategory(ctx.testTasks, cfg.valTasksPerCategory);
   const ref = ctx.source ? loadCheckpoint(ctx.source, { expectVocabFingerprint: ctx.tok.fingerprint }).model : null;
   // global step of RL step 0; a guard phase's SFT steps move it on, so later RL steps come after them on the axis
-  let base = ctx.globalStep;
+  let base = ctx.state.globalStep;
   const placed = (r: GRPOStepRecord): GRPOMetric => ({ phase: 'grpo', stage: si, globalStep: base + r.step, ...r });
   const trainer = new GRPOTrainer({
     model: ctx.model, ref, tokenizer: ctx.tok, trainTasks: ctx.trainTasks, valTasks, config: cfg,
@@ -176,8 +193,10 @@ export async function runGRPO(ctx: RunContext, si: number, stage: Extract<StageS
   for (const r of ctx.metrics.records) if (r.phase === 'guard' && r.stage === si) { phases++; lastPhase = r.step; }
   const bar = new ProgressBar({ total: cfg.steps, label: `${ctx.name} rl`, silent: !ctx.progress,
     done: trainer.stepIndex });
+  let stepNo = trainer.stepIndex + 1; // the step under way: what a Diverged error names
   try {
     while (trainer.stepIndex < cfg.steps) {
+      stepNo = trainer.stepIndex + 1;
       const { record: rec, trajs } = trainer.step();
       // greedy validation (and the memorisation measure) every valEvery steps and at the last, on the updated policy
       if (rec.step % cfg.valEvery === 0 || rec.step === cfg.steps) {
@@ -208,11 +227,13 @@ export async function runGRPO(ctx: RunContext, si: number, stage: Extract<StageS
       await yieldToEventLoop();
     }
     bar.finish();
+  } catch (e) {
+    throw divergedAt(e, { phase: 'grpo', stage: si, step: stepNo, lr: trainer.lrOfStep(stepNo) });
   } finally {
     trainer.dispose();
     ref?.dispose();
   }
-  ctx.globalStep = base + cfg.steps;
+  ctx.state.globalStep = base + cfg.steps;
 }
 
 /**
@@ -227,9 +248,10 @@ async function guardPhase(ctx: RunContext, si: number, guard: GuardConfig, train
       failedTasks: failed });
   let next = base;
   if (data.length > 0) {
-    const sftCtx = { ...ctx, globalStep: base + trainer.stepIndex };
-    await runSFT(sftCtx, si, data, guard.sft, 'guard-sft');
-    next = sftCtx.globalStep - trainer.stepIndex;
+    // the phase's SFT steps go on the axis right after this RL step; the RL steps after them shift by as many
+    ctx.state.globalStep = base + trainer.stepIndex;
+    await runSFT(ctx, si, data, guard.sft, 'guard-sft');
+    next = ctx.state.globalStep - trainer.stepIndex;
   }
   trainer.resetOptimizer();
   return next;

@@ -168,14 +168,13 @@ export function submissionActive(sub: Submission, queue: Queue): boolean {
 /** The lines `--slurm-status` prints: a count, then one line per failed task with its logs. */
 export function formatStatus(sub: Submission, tasks: TaskStatus[]): string[] {
   const count = (s: TaskStatus['status']) => tasks.filter((t) => t.status === s).length;
-  const lines = [`slurm submission of ${sub.submitted} (job(s) ${sub.arrays.map((a) => a.jobId).join(', ') || 'none'}` +
-    `${sub.report ? `,
-      report ${sub.report.jobId}` : ''}): ${tasks.length} task(s): ${count('finished')} finished, ` +
-      `${count('running')} running, ` +
-    `${count('queued')} queued, ${count('failed')} failed`];
+  const jobs = sub.arrays.map((a) => a.jobId).join(', ') || 'none';
+  const report = sub.report ? `, report ${sub.report.jobId}` : '';
+  const lines = [`slurm submission of ${sub.submitted} (job(s) ${jobs}${report}): ${tasks.length} task(s): ` +
+    `${count('finished')} finished, ${count('running')} running, ${count('queued')} queued, ${count('failed')} failed`];
   for (const t of tasks.filter((x) => x.status === 'failed')) {
-    lines.push(`  FAILED ${t.config} seed ${t.seed} (array ${t.jobId} task ${t.index}${t.slurm ? `,
-      ${t.slurm}` : ''}): ` +
+    const slurm = t.slurm ? `, ${t.slurm}` : '';
+    lines.push(`  FAILED ${t.config} seed ${t.seed} (array ${t.jobId} task ${t.index}${slurm}): ` +
       `log ${t.runLog}, slurm log ${t.slurmLog}`);
   }
   if (sub.report) lines.push(`  report job ${sub.report.jobId}: log ${reportLog(sub.dir, sub.report.jobId)}`);

@@ -18,6 +18,7 @@ import { readJsonFile, writeJsonAtomic } from '../../util/atomic';
 import { EXIT, Refusal } from '../../util/errors';
 import { LOCK_FILE, acquireLock, inUse, lockHolder } from '../../util/lock';
 import { DEFAULT_REGIME } from '../registry/regimes';
+import type { DivergedInfo } from '../../train/diverged';
 
 /** Where run folders live: `<root>/<preset>/<config>/seed-<n>/` (every command's `--results` default). */
 export const DEFAULT_RESULTS_ROOT = 'data/results';
@@ -44,9 +45,12 @@ export interface RunIdentity {
   branch?: { from: string; step: number } | null;
 }
 
+/** Written by a run that diverged (lib/train/diverged.ts): where, which quantity, at which learning rate. */
+export const DIVERGED_FILE = 'diverged.json';
+
 /** Files of a run folder that are results (anything else, like the launcher's run.log, is not). */
 export const RESULT_ENTRIES = ['run.json', 'metrics.jsonl', 'rollouts.jsonl', 'summary.json', 'checkpoint', 'best',
-  'resume', 'resume.tmp', 'resume.old'];
+  'resume', 'resume.tmp', 'resume.old', DIVERGED_FILE];
 
 /** The committed excerpt of rollouts.jsonl (lib/experiments/store/rollout_sample.ts). */
 export const ROLLOUT_SAMPLE_FILE = 'rollouts-sample.jsonl';
@@ -145,8 +149,8 @@ function canonical(v: unknown): unknown {
 export function describeIdentity(id: Partial<RunIdentity>): string {
   const ov = id.overrides && Object.keys(id.overrides).length ? `, overrides ${JSON.stringify(id.overrides)}` : '';
   const regime = id.regime && id.regime !== DEFAULT_REGIME ? `, regime ${id.regime}` : '';
-  return `${id.config}, preset ${id.preset}${regime}, seed ${id.seed}${ov}${id.init ? `,
-    init ${id.init}` : ''}, backend ${id.backend}`;
+  const init = id.init ? `, init ${id.init}` : '';
+  return `${id.config}, preset ${id.preset}${regime}, seed ${id.seed}${ov}${init}, backend ${id.backend}`;
 }
 
 /** Read `dir/run.json` (errors name the file). */
@@ -161,6 +165,8 @@ export function readRunJson(dir: string): Partial<RunIdentity> {
 export function unfinishedReason(dir: string): string | null {
   const staging = path.join(dir, CLEARING_DIR);
   if (fs.existsSync(staging)) return `${staging} exists: a --force clear did not finish (the next --force ends it)`;
+  const diverged = divergedReason(dir);
+  if (diverged) return diverged;
   const summaryFile = path.join(dir, 'summary.json');
   if (!fs.existsSync(summaryFile)) return `no ${summaryFile}`;
   try {
@@ -171,6 +177,21 @@ export function unfinishedReason(dir: string): string | null {
     return diff.length ? `${summaryFile} does not match run.json (${diff.join('; ')})` : null;
   } catch (e) {
     return (e as Error).message;
+  }
+}
+
+/**
+ * "diverged at grpo step 2 (the logits are NaN at learning rate 1e+30)" for a run that wrote diverged.json, else null.
+ */
+export function divergedReason(dir: string): string | null {
+  const file = path.join(dir, DIVERGED_FILE);
+  if (!fs.existsSync(file)) return null;
+  try {
+    const d = readJsonFile<DivergedInfo>(file, 'diverged');
+    return `diverged at ${d.phase} step ${d.step} of stage ${d.stage} (${d.quantity} ${d.value} at learning rate ` +
+      `${d.lr})`;
+  } catch (e) {
+    return `diverged (${(e as Error).message})`;
   }
 }
 

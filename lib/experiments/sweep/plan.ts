@@ -46,8 +46,8 @@ export interface DecideOptions {
   log?: (line: string) => void;
 }
 
-/** The repository root: lib/experiments/ is two levels below it. Runs start here. */
-export const REPO_ROOT = path.resolve(__dirname, '..', '..');
+/** The repository root: lib/experiments/sweep/ is three levels below it. Runs start here. */
+export const REPO_ROOT = path.resolve(__dirname, '..', '..', '..');
 
 /**
  * `dir` as a run started in the repository root should see it: relative inside the repository, so run.log names no

@@ -1,6 +1,7 @@
 // Results-store views for notebooks 02-12:
 //
 //   notebookRegime()                         TOOLRL_REGIME: which base the study started from (strong | instruct)
+//   notebookResultsRoot()                    TOOLRL_RESULTS: the folder of results stores (default data/results)
 //   pickResultsPreset(root, configs)        which committed store a notebook reads: full, else quick, in that regime
 //   openResults(loadResults, root, store)   load the store, say which it is and what it lacks; a broken one reads as
 // empty
@@ -78,6 +79,43 @@ export function notebookRegime(): RegimeName {
   return v as RegimeName;
 }
 
+/** Whether `dir` is laid out as a results store: <config>/seed-<n>/ folders. */
+function looksLikeStore(dir: string): boolean {
+  try {
+    return fs.readdirSync(dir, { withFileTypes: true }).some((c) => c.isDirectory() &&
+      fs.readdirSync(path.join(dir, c.name)).some((s) => /^seed-\d+$/.test(s)));
+  } catch {
+    return false;
+  }
+}
+
+/** The store folders under `root`: named after a preset and regime, or laid out as a store. */
+function storeFolders(root: string): string[] {
+  if (!fs.existsSync(root) || !fs.statSync(root).isDirectory()) return [];
+  return fs.readdirSync(root, { withFileTypes: true }).filter((e) => e.isDirectory() &&
+    (storeFlags(e.name) !== null || looksLikeStore(path.join(root, e.name)))).map((e) => e.name).sort();
+}
+
+/**
+ * The folder of results stores a notebook reads: TOOLRL_RESULTS, else `fallback` (data/results). A value that is not
+ * such a folder (a file, a missing path, a folder of other things) is refused in one line: a typo must not read as
+ * "no finished runs".
+ */
+export function notebookResultsRoot(fallback = "data/results"): string {
+  const v = process.env.TOOLRL_RESULTS;
+  if (v === undefined || v === "") return fallback;
+  const what = `TOOLRL_RESULTS="${v}"`;
+  if (!fs.existsSync(v)) throw new Error(`${what}: no such folder (expected a folder of results stores, like ` +
+    `data/results)`);
+  if (!fs.statSync(v).isDirectory()) throw new Error(`${what} is a file, not a folder of results stores (like ` +
+    `data/results)`);
+  if (fs.readdirSync(v).length > 0 && storeFolders(v).length === 0) {
+    throw new Error(`${what} holds no results store (folders such as full, full-instruct or quick, each with ` +
+      "<config>/seed-<n>/ runs): point it at the folder `npx toolrl reproduce --results` wrote");
+  }
+  return v;
+}
+
 /** The store folder of `preset` in `regime`: "full", "full-instruct". A name that already is a store folder stays. */
 export function storeName(preset: string, regime: RegimeName = notebookRegime()): string {
   if (!(PRESETS as string[]).includes(preset)) return preset;
@@ -122,7 +160,15 @@ function missingRuns(root: string, store: string, configs: string[]): string[] {
 export function pickResultsPreset(root: string, configs: string[], candidates: string[] = ["full", "quick"]): string {
   const regime = notebookRegime();
   const forced = process.env.TOOLRL_RESULTS_PRESET;
-  if (forced) return storeName(forced, regime);
+  if (forced) {
+    // a preset (put in the regime), or the name of a store folder under root as it is; anything else is a typo
+    const stores = storeFolders(root);
+    if (!(PRESETS as string[]).includes(forced) && !stores.includes(forced)) {
+      throw new Error(`TOOLRL_RESULTS_PRESET="${forced}" names no preset (${PRESETS.join(", ")}) and no store ` +
+        `under ${root} (${stores.length ? stores.join(", ") : "it holds none"})`);
+    }
+    return storeName(forced, regime);
+  }
   const stores = candidates.map((c) => storeName(c, regime));
   const missing = stores.map((p) => missingRuns(root, p, configs));
   const best = missing.reduce((b, m, i) => (m.length < missing[b].length ? i : b), 0);

@@ -11,7 +11,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { ExperimentSpec } from '../../experiments/registry/spec';
 import { listExperiments } from '../../experiments/registry/configs';
-import { DEFAULT_RESULTS_ROOT } from '../../experiments/store/folder';
+import { DEFAULT_RESULTS_ROOT, divergedReason } from '../../experiments/store/folder';
 import type { RunSummary } from '../../experiments/run/runner';
 import { MetricRecord } from '../../train/records';
 import { readMetrics } from '../../train/metrics';
@@ -163,7 +163,8 @@ export function loadResults(preset: string, root = DEFAULT_RESULTS_ROOT,
       const seedDir = path.join(dir, entry.name);
       const summaryFile = path.join(seedDir, 'summary.json');
       if (!fs.existsSync(summaryFile)) {
-        store.incomplete.push(`${spec.name}/${entry.name}`);
+        const diverged = divergedReason(seedDir);
+        store.incomplete.push(`${spec.name}/${entry.name}${diverged ? ` (${diverged})` : ''}`);
         continue;
       }
       const summary = validateSummary(summaryFile, readJson(summaryFile));

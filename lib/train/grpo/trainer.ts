@@ -113,6 +113,11 @@ export class GRPOTrainer {
     for (const id of s.seen ?? []) this.seenIds.add(id);
   }
 
+  /** The learning rate of RL step `stepNo` (1-based), warmup counted from the optimizer's start. */
+  lrOfStep(stepNo: number): number {
+    return this.schedule(stepNo - 1 - this.optimizerStart);
+  }
+
   /** Ids of the training tasks drawn so far (the memorisation measure's "seen" side). */
   get seen(): ReadonlySet<string> {
     return this.seenIds;

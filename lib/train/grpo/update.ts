@@ -19,6 +19,7 @@ import { entropyFromLogits, rowLogProbs } from '../../model/logprobs';
 import { AdamW, computeGrads, disposeGrads } from '../optim';
 import { PaddedBatch } from '../batch';
 import { timed } from '../phases';
+import { checkFinite } from '../diverged';
 import { MiniBatch, prefixContext } from './prepare';
 import type { LayerKV } from '../../model/attention';
 import { PolicyLossConfig, policyLoss } from './loss';
@@ -166,7 +167,7 @@ export function updateMiniBatch(model: GPT, opt: AdamW, mb: MiniBatch,
   opts: { signal?: SyncSignal; extra?: PaddedBatch | null; stepNo: number }): UpdateStats {
   const { terms, grads } = miniBatchGrads(model, mb, cfg, opts);
   try {
-    if (!Number.isFinite(terms.loss)) throw new Error(`grpo step ${opts.stepNo}: non-finite loss (${terms.loss})`);
+    checkFinite('loss', terms.loss);
     const { gradNorm } = timed('optimizer', () => opt.step(grads, lr));
     return { ...terms, gradNorm };
   } finally {

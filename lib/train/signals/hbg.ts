@@ -8,13 +8,16 @@
 import { makeHint } from '../../envs/hints';
 import { Task } from '../../envs/task';
 import { SyncSignal } from '../grpo/signal';
+import { ConfigOf, declareConfig, int } from '../../util/fields';
 
-export interface HBGConfig {
-  /** Rollouts per group that see the hint. Paper: 2 (rollouts 0 and 1). */
-  hintedRollouts: number;
-}
+const HBG_FIELDS = {
+  /** Rollouts per group that see the hint (at most the group size). Paper: 2 (rollouts 0 and 1). */
+  hintedRollouts: int(2, 0, 64, 'rollouts'),
+};
 
-export const defaultHBGConfig: HBGConfig = { hintedRollouts: 2 };
+export const HBG = declareConfig('hbg', HBG_FIELDS);
+export type HBGConfig = ConfigOf<typeof HBG_FIELDS>;
+export const defaultHBGConfig: HBGConfig = HBG.defaults;
 
 export function hbgSignal(cfg: Partial<HBGConfig> = {}): SyncSignal {
   const c: HBGConfig = { ...defaultHBGConfig, ...cfg };

@@ -13,15 +13,18 @@ import * as tf from '@tensorflow/tfjs';
 import { teacherAssistantMessages } from '../../envs/teacher';
 import { Task } from '../../envs/task';
 import { SyncSignal } from '../grpo/signal';
+import { ConfigOf, declareConfig, int, numOrNull } from '../../util/fields';
 
-export interface OPSConfig {
-  /** Rollouts per group replaced by the ground truth. Paper: 1 (rollout 0). */
-  offPolicyRollouts: number;
+const OPS_FIELDS = {
+  /** Rollouts per group replaced by the ground truth (at most the group size). Paper: 1 (rollout 0). */
+  offPolicyRollouts: int(1, 0, 64, 'rollouts'),
   /** Policy-shaping gamma for the LUFFY variant; null = plain GRPO loss on off-policy tokens (paper default). */
-  luffyGamma: number | null;
-}
+  luffyGamma: numOrNull(null, { min: 0, max: 10, open: 'min' }),
+};
 
-export const defaultOPSConfig: OPSConfig = { offPolicyRollouts: 1, luffyGamma: null };
+export const OPS = declareConfig('ops', OPS_FIELDS);
+export type OPSConfig = ConfigOf<typeof OPS_FIELDS>;
+export const defaultOPSConfig: OPSConfig = OPS.defaults;
 
 export function opsSignal(cfg: Partial<OPSConfig> = {}): SyncSignal {
   const c: OPSConfig = { ...defaultOPSConfig, ...cfg };

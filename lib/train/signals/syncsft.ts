@@ -13,15 +13,18 @@ import { encodeConversation, TrainingSequence } from '../encode';
 import { padBatch, PaddedBatch } from '../batch';
 import { trainedCrossEntropy } from '../sft';
 import { SyncSignal } from '../grpo/signal';
+import { ConfigOf, declareConfig, int, num } from '../../util/fields';
 
-export interface SyncSFTConfig {
+const SYNC_SFT_FIELDS = {
   /** Weight of the SFT loss added to each GRPO update. Paper code: 1.0. */
-  weight: number;
-  /** Longest sequence (tokens). */
-  maxLen: number;
-}
+  weight: num(1.0, { min: 0, max: 100 }),
+  /** Longest sequence (tokens; the default model's context is 1024). */
+  maxLen: int(1024, 1, 8192, 'tokens'),
+};
 
-export const defaultSyncSFTConfig: SyncSFTConfig = { weight: 1.0, maxLen: 1024 };
+export const SYNC_SFT = declareConfig('syncsft', SYNC_SFT_FIELDS);
+export type SyncSFTConfig = ConfigOf<typeof SYNC_SFT_FIELDS>;
+export const defaultSyncSFTConfig: SyncSFTConfig = SYNC_SFT.defaults;
 
 export function syncSftSignal(tok: Tokenizer, cfg: Partial<SyncSFTConfig> = {}): SyncSignal {
   const c: SyncSFTConfig = { ...defaultSyncSFTConfig, ...cfg };
