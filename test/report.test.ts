@@ -121,7 +121,7 @@ test("notebook settings are checked where they are read: a typo in a preset, reg
     fs.mkdirSync(path.join(root, "scratch", "ops", "seed-2"), { recursive: true });
     // the preset: a known one, or a store folder under the root, else refused with both lists
     assert.throws(() => withEnv({ TOOLRL_RESULTS_PRESET: "ful" }, () => pickResultsPreset(root, ["vanilla-rl"])),
-      /^Error: TOOLRL_RESULTS_PRESET="ful" names no preset \(micro, smoke, quick, full, pipeline\) and no store under .* \(full, scratch\)$/);
+      /^Error: TOOLRL_RESULTS_PRESET="ful" names no preset \(micro, smoke, class, quick, full, pipeline\) and no store under .* \(full, scratch\)$/);
     assert.equal(withEnv({ TOOLRL_RESULTS_PRESET: "scratch" }, () => pickResultsPreset(root, ["ops"])), "scratch");
     assert.equal(withEnv({ TOOLRL_RESULTS_PRESET: "quick" }, () => pickResultsPreset(root, ["ops"])), "quick");
     // the regime

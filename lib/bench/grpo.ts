@@ -17,7 +17,7 @@
 import { GPT } from '../model/gpt';
 import { Tokenizer } from '../format/tokenizer';
 import { Task } from '../envs/task';
-import { defaultGRPOConfig, GRPOConfig } from '../train/grpo/config';
+import { defaultGRPOConfig, GRPO, GRPOConfig } from '../train/grpo/config';
 import { GRPOTrainer } from '../train/grpo/trainer';
 import type { GRPOStepRecord } from '../train/records';
 import { PhaseTimes, startPhaseClock, stopPhaseClock } from '../train/phases';
@@ -49,7 +49,8 @@ export function benchGrpoConfig(prompts = 32, sharePrompts = defaultGRPOConfig.s
   }
   return {
     ...defaultGRPOConfig, promptsPerStep: prompts, promptsPerMiniBatch: perMiniBatch, groupSize: 8,
-    steps: 1_000_000, valEvery: 1_000_000, checkpointEvery: 0, warmupSteps: 1, lr: 1e-7, seed: 1, sharePrompts,
+    // The most steps the declaration allows: the bench never reaches a validation or the end of the schedule.
+    steps: GRPO.fields.steps.max!, valEvery: GRPO.fields.valEvery.max!, checkpointEvery: 0, warmupSteps: 1, lr: 1e-7, seed: 1, sharePrompts,
   };
 }
 

@@ -3,6 +3,10 @@
  * - micro: the smallest run that still takes every code path (one RL step of one prompt group; interleaved
  *          schemes still get their three RL stages), for the end-to-end test of `reproduce`;
  * - smoke: seconds per run, for tests and notebooks executed headless (nothing learned, every code path run);
+ * - class: the live collapse of a classroom: 16 RL steps of 4 prompts, validation on 16 tasks every 4 steps, a final
+ *          evaluation on 5 tasks per category; a notebook's retrain of vanilla-rl-lr1e-3 at this size finishes in
+ *          minutes on the default wasm backend (README, "The notebooks"). Numbers this small are a demonstration,
+ *          not a measurement: the tables come from the full preset;
  * - quick: the whole study at a small size, two seeds: 24 RL steps of 8 prompts, 20 test tasks per category
  *          (80 ID). 25 configs x 2 seeds took 47 min with `--jobs 2` on the native backend (README). It shows the
  *          first 24 steps: collapse at the high learning rates and which signals stop it, with +-10-point intervals;
@@ -17,8 +21,8 @@
 
 import { DEFAULT_REGIME, REGIMES, Regime, getRegime } from './regimes';
 
-export type PresetName = 'micro' | 'smoke' | 'quick' | 'full' | 'pipeline';
-export const PRESETS: PresetName[] = ['micro', 'smoke', 'quick', 'full', 'pipeline'];
+export type PresetName = 'micro' | 'smoke' | 'class' | 'quick' | 'full' | 'pipeline';
+export const PRESETS: PresetName[] = ['micro', 'smoke', 'class', 'quick', 'full', 'pipeline'];
 
 export interface Preset {
   name: PresetName;
@@ -69,6 +73,11 @@ export const PRESET_TABLE: Record<PresetName, PresetSizes> = {
     checkpointEvery: 2, resumePoints: false, baseEpochs: 1, corpusLimit: 64, fclEpochs: 1, trainTaskLimit: 16,
       evalTasksPerCategory: 1,
     seeds: [1],
+  },
+  class: {
+    name: 'class', rlSteps: 16, promptsPerStep: 4, promptsPerMiniBatch: 2, valEvery: 4, valTasksPerCategory: 4,
+    checkpointEvery: 0, resumePoints: false, baseEpochs: 8, corpusLimit: 0, fclEpochs: 3, trainTaskLimit: 0,
+    evalTasksPerCategory: 5, seeds: [1],
   },
   quick: {
     name: 'quick', rlSteps: 24, promptsPerStep: 8, promptsPerMiniBatch: 4, valEvery: 6, valTasksPerCategory: 4,

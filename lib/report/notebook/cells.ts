@@ -16,7 +16,8 @@ export function setupMarkdown(extra?: string): string {
   return [
     SETUP_HEADING,
     '',
-    'One import cell (tslab type-checks the library once, here: it takes a while). The **results store** is where',
+    'One import cell: tslab type-checks the library once, here, so it stays silent for about half a minute (24-37 s',
+    'on a two-core machine). The **results store** is where',
     '`npx toolrl reproduce` writes every run: `data/results/<store>/<config>/seed-<n>/{run.json, metrics.jsonl,',
     'summary.json}`, one store per preset and regime (`full` and `quick` from the strong base, `full-instruct` from ' +
       'the',
@@ -46,10 +47,15 @@ export function retrainMarkdown(configs: string[], note?: string): string {
     '',
     '**This is the only cell that trains.** By default it trains nothing and every cell reads the results store above.',
     'Start Jupyter with `TOOLRL_RETRAIN=1` (or pass `{ enabled: true }` as its second argument) and `retrainCell`',
-    `(\`lib/report/notebook/retrain.ts\`) runs ${list} at the preset \`TOOLRL_PRESET\` (default \`quick\`; ` +
-      `\`smoke\` takes seconds`,
-    'and learns nothing) in the regime `TOOLRL_REGIME`, seed 1, into `runs/notebook/<store>/<config>/seed-1`, and',
-    '**every later cell then reads that folder instead**. A config that starts from another run (e.g. `fcl-sft-rl` ' +
+    `(\`lib/report/notebook/retrain.ts\`) runs ${list} at the preset \`TOOLRL_PRESET\` in the regime ` +
+      '`TOOLRL_REGIME`,',
+    'seed 1, into `runs/notebook/<store>/<config>/seed-1`, and prints how long each run took. The default preset,',
+    '`class` (16 RL steps of 4 prompts, lib/experiments/registry/presets.ts), is sized for a lesson: ' +
+      '`vanilla-rl-lr1e-3` took',
+    '5.1 min on the default wasm backend and 1.5 min on the native one of a two-core machine (README, "The ' +
+      'notebooks");',
+    '`quick` is about three times longer, `full` hours, `smoke` seconds (it learns nothing).',
+    '**Every later cell then reads that folder instead**. A config that starts from another run (e.g. `fcl-sft-rl` ' +
       'from',
     '`fcl-sft`) needs it earlier in the list; comparisons that were not retrained are reported missing (add them).',
     '',

@@ -5,7 +5,7 @@
 //
 // Off by default: the notebooks read the committed results store, and the cell only says so (and returns
 // null). With TOOLRL_RETRAIN=1 in Jupyter's environment (or `{ enabled: true }`), it runs each listed config
-// at the preset TOOLRL_PRESET (default quick; smoke takes seconds and learns nothing) in the regime TOOLRL_REGIME
+// at the preset TOOLRL_PRESET (default class: minutes; smoke takes seconds and learns nothing) in the regime TOOLRL_REGIME
 // (default strong: the base every config starts from), seed 1, into a results store of its own
 // (runs/notebook/<store>/<config>/seed-1, <store> = the preset's folder in that regime, e.g. quick-instruct), draws a
 // live chart per run, and returns that store, so every later cell of the notebook shows the fresh runs instead of the
@@ -27,7 +27,7 @@ import { liveRunProgress, notebookRegime, openResults } from "./views";
 export interface RetrainOptions {
   /** Train at all (default: the environment variable TOOLRL_RETRAIN is "1"). */
   enabled?: boolean;
-  /** Preset of the runs (default: TOOLRL_PRESET, else "quick"). */
+  /** Preset of the runs (default: TOOLRL_PRESET, else "class", the live collapse of a classroom). */
   preset?: string;
   /** Results root the runs are written to (default "runs/notebook", git-ignored). */
   root?: string;
@@ -54,7 +54,7 @@ export function retrainRequested(): boolean {
  */
 export async function retrainCell(configs: string[], opts: RetrainOptions = {}): Promise<ResultsStore | null> {
   const enabled = opts.enabled ?? retrainRequested();
-  const preset = opts.preset ?? process.env.TOOLRL_PRESET ?? "quick";
+  const preset = opts.preset ?? process.env.TOOLRL_PRESET ?? "class";
   const root = opts.root ?? "runs/notebook";
   const seed = opts.seed ?? 1;
   if (!enabled) {
