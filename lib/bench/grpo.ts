@@ -50,7 +50,8 @@ export function benchGrpoConfig(prompts = 32, sharePrompts = defaultGRPOConfig.s
   return {
     ...defaultGRPOConfig, promptsPerStep: prompts, promptsPerMiniBatch: perMiniBatch, groupSize: 8,
     // The most steps the declaration allows: the bench never reaches a validation or the end of the schedule.
-    steps: GRPO.fields.steps.max!, valEvery: GRPO.fields.valEvery.max!, checkpointEvery: 0, warmupSteps: 1, lr: 1e-7, seed: 1, sharePrompts,
+    steps: GRPO.fields.steps.max!, valEvery: GRPO.fields.valEvery.max!,
+    checkpointEvery: 0, warmupSteps: 1, lr: 1e-7, seed: 1, sharePrompts,
   };
 }
 

@@ -5,8 +5,8 @@
 //
 // Off by default: the notebooks read the committed results store, and the cell only says so (and returns
 // null). With TOOLRL_RETRAIN=1 in Jupyter's environment (or `{ enabled: true }`), it runs each listed config
-// at the preset TOOLRL_PRESET (default class: minutes; smoke takes seconds and learns nothing) in the regime TOOLRL_REGIME
-// (default strong: the base every config starts from), seed 1, into a results store of its own
+// at the preset TOOLRL_PRESET (default class: minutes; smoke takes seconds and learns nothing) in the regime
+// TOOLRL_REGIME (default strong: the base every config starts from), seed 1, into a results store of its own
 // (runs/notebook/<store>/<config>/seed-1, <store> = the preset's folder in that regime, e.g. quick-instruct), draws a
 // live chart per run, and returns that store, so every later cell of the notebook shows the fresh runs instead of the
 // committed ones.
