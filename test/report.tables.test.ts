@@ -16,6 +16,7 @@ import { guardTable, sftDoseTable } from '../lib/report/tables/beyond';
 import { collapseCell, baseValAccuracy } from '../lib/report/tables/base';
 import { summarizeRL } from '../lib/experiments/run/summary';
 import { toCSV, toMarkdown, toHtml, toText } from '../lib/report/render/tables';
+import { fitColumns, tableHtml } from '../lib/report/render/rows';
 import { valAccuracyFigure, rewardFigure, probeFigure, gradSplitFigure, collapseFigure, methodRuns, meanCurve, branchFigure } from '../lib/report/figures/curves';
 import { buildReport } from '../lib/report/build';
 import { branchLabels, branchTable } from '../lib/report/tables/branches';
@@ -225,6 +226,20 @@ test('CSV, Markdown, HTML and text shapes', () => {
   assert.equal(tableLines[0].split(' | ').length, 11);
   assert.ok(toHtml(t).includes('<table class="toolrl-table">'));
   assert.match(toText(t), /^Learning-rate sweep/);
+});
+
+test('fitColumns: a column empty or constant in every row leaves the table with a note saying what it held', () => {
+  const t = { columns: ['run', 'ID', 'paper', 'lr', 'seed'], notes: ['n1'],
+    rows: [['a', '29.0 [24.7, 33.2]', '—', '3e-4', '1'], ['b', '30.1', '—', '3e-4', '2']] };
+  const fit = fitColumns(t);
+  assert.deepEqual(fit.columns, ['run', 'ID', 'seed']);
+  assert.deepEqual(fit.rows, [['a', '29.0 [24.7, 33.2]', '1'], ['b', '30.1', '2']]);
+  assert.deepEqual(fit.notes, ['n1', 'Not shown, empty in every row: paper.', 'Not shown, the same in every row: lr = 3e-4.']);
+  assert.deepEqual(t.columns.length, 5, 'the input is not changed');
+  const one = { columns: ['run', 'lr', 'paper'], rows: [['a', '3e-4', '—']], notes: [] };
+  assert.deepEqual(fitColumns(one).columns, ['run', 'lr'], 'one row: nothing is "constant", only empty goes');
+  assert.match(tableHtml([{ ID: '29.0 [24.7, 33.2]' }]), /white-space:nowrap[^>]*>29\.0 \[24\.7, 33\.2\]</,
+    'an interval never wraps mid-number');
 });
 
 test('figures: per method a mean line and a lowest-to-highest-seed band, in percent, on RL steps', () => {

@@ -4,7 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { collapseEvents, collapseVerdict, eventSentence, markEvents, ordered, showcaseSeed } from '../lib/report/figures/timeline';
-import { collapseFigure } from '../lib/report/figures/curves';
+import { collapseFigure, valAccuracyFigure } from '../lib/report/figures/curves';
+import { shadeSftPhases } from '../lib/report/notebook/views';
 import type { ExperimentResults } from '../lib/report/store/results';
 
 /**
@@ -43,14 +44,28 @@ test('collapseEvents: each event at its first step, in the order they happened; 
   assert.equal(showcaseSeed(experiment([null, 9]), null).seed, 2, 'the notebook opens on the first seed that collapsed');
 });
 
-test('markEvents: one dotted line and one numbered label per event that happened, labels close together stacked', () => {
+test('markEvents: one dotted line and one number per event that happened, close numbers stacked, a strip saying each', () => {
   const e = experiment([8]);
   const fig = markEvents(collapseFigure(e.seeds[0].metrics as never), collapseEvents(e.seeds[0], e, null));
   const shapes = fig.layout.shapes as { x0: number; line: { dash: string } }[];
-  const labels = fig.layout.annotations as { x: number; y: number; text: string }[];
+  const labels = fig.layout.annotations as { x: number; y: number; text: string; xref: string }[];
   assert.deepEqual(shapes.map((s) => s.x0), [4, 6, 8, 8]);
   assert.ok(shapes.every((s) => s.line.dash === 'dot'));
-  assert.deepEqual(labels.map((a) => a.text), ['1 p(&lt;tool_call>) ≥ 0.01', '2 p({") &lt; 0.9', '3 sampled reward halved', '4 collapse']);
-  // 12 steps wide: events 2 or fewer steps apart share a column and stack downwards
-  assert.equal(new Set(labels.map((a) => a.y)).size, labels.length, `labels must not overlap: ${JSON.stringify(labels.map((a) => a.y))}`);
+  const numbers = labels.filter((a) => a.xref === 'x');
+  assert.deepEqual(numbers.map((a) => a.text), ['<b>1</b>', '<b>2</b>', '<b>3</b>', '<b>4</b>']);
+  // the reward-halved and collapse events share step 8: the second number goes a row lower
+  assert.notEqual(numbers[2].y, numbers[3].y, 'numbers at one step must not overlap');
+  const strip = labels.filter((a) => a.xref === 'paper');
+  assert.equal(strip.length, 1);
+  assert.equal(strip[0].text, '<b>1</b> p(&lt;tool_call>) ≥ 0.01, step 4 · <b>2</b> p({") &lt; 0.9, step 6 · ' +
+    '<b>3</b> sampled reward halved, step 8 · <b>4</b> collapse, step 8');
+});
+
+test('shadeSftPhases: bands on a global-step chart; a chart on RL steps (SFT left out) is refused', () => {
+  const recs = [{ phase: 'sft', globalStep: 1 }, { phase: 'sft', globalStep: 2 }, ...records().map((r) =>
+    ({ ...r, globalStep: (r.globalStep as number) + 2 }))] as never;
+  const methods = [{ label: 'ets', config: 'ets', runs: [recs] }];
+  const fig = shadeSftPhases(valAccuracyFigure(methods, 'v', { axis: 'global' }), recs);
+  assert.deepEqual((fig.layout.shapes as { x0: number; x1: number }[]).map((s) => [s.x0, s.x1]), [[0.5, 2.5]]);
+  assert.throws(() => shadeSftPhases(valAccuracyFigure(methods), recs), /counts RL steps/);
 });

@@ -22,7 +22,7 @@ import { toCSV, toMarkdown, toHtml, toJSON } from './render/tables';
 import { PlotlyFigure, ReportSection, escapeHtml, writeHtmlReport } from './figures/plotly';
 import { collapseEvents, markEvents } from './figures/timeline';
 import { valAccuracyFigure, rewardFigure, probeFigure, statesFigure, gradSplitFigure, collapseFigure,
-  collapseRateFigure, methodRuns, hasRL } from './figures/curves';
+  collapseRateFigure, methodRuns, methodPanels, sweepRuns, hasRL } from './figures/curves';
 import { renderPngs } from './figures/png';
 import { PAPER_ROWS, PAPER_SOURCE } from './paper';
 import { ExperimentSpec } from '../experiments/registry/spec';
@@ -60,13 +60,17 @@ interface NamedFigure {
 /** The figures of the report, in page order. */
 export function reportFigures(store: ResultsStore): NamedFigure[] {
   const figs: NamedFigure[] = [];
-  const methods = methodRuns(store, ['method', 'extra']);
-  figs.push({ slug: 'val-accuracy', title: 'Validation accuracy per method', figure: valAccuracyFigure(methods),
-    png: true });
-  const reward = rewardFigure(methods);
-  if (reward.data.length) figs.push({ slug: 'reward', title: 'RL reward per method', figure: reward, png: true });
-  const sweep = sweepExperiments(store).map((e) => ({ label: `lr ${sweepRowName(e)}`,
-    runs: e.seeds.map((s) => s.metrics) }));
+  const panels = methodPanels(methodRuns(store, ['method', 'extra']));
+  panels.forEach((methods, i) => {
+    const part = panels.length > 1 ? ` (${i + 1} of ${panels.length})` : '';
+    const slug = panels.length > 1 ? `-${i + 1}` : '';
+    figs.push({ slug: `val-accuracy${slug}`, title: `Validation accuracy per method${part}`,
+      figure: valAccuracyFigure(methods, `Validation accuracy${part}`), png: true });
+    const reward = rewardFigure(methods, `Sampled reward of the RL rollouts${part}`);
+    if (reward.data.length) figs.push({ slug: `reward${slug}`, title: `RL reward per method${part}`, figure: reward,
+      png: true });
+  });
+  const sweep = sweepRuns(store);
   if (sweep.length) {
     figs.push({ slug: 'lr-val-accuracy', title: 'Learning-rate sweep: validation accuracy',
       figure: valAccuracyFigure(sweep, 'Vanilla GRPO at each learning rate (mean over seeds)'), png: true });

@@ -11,14 +11,17 @@
  *     interleaved scheme's SFT phases differ in length; methods without RL appear as a dotted level (their last
  *     validation), never as a series that stretches the axis. Single-run figures use the global step (SFT + RL),
  *     where SFT phases sit where they happened (notebook.ts shadeSftPhases);
- *   - colours come from a fixed palette in series order (plotly.ts PALETTE); a band shares its line's colour.
+ *   - colours mean the same in every chart (palette.ts: each token, state, rate and method family has its own); a
+ *     band shares its line's colour.
  */
 import { MetricRecord, grpoRecords, numberField, stepOf } from '../../train/records';
-import { PlotlyFigure, lineFigure, LineSeries, legendBeside, seriesStyle, withAlpha } from './plotly';
+import { PlotlyFigure, lineFigure, LineSeries, legendBeside, withAlpha } from './plotly';
+import { SeriesStyle, configStyles, fieldColour, lrStyles, withFallbacks } from './palette';
 import { ResultsStore } from '../store/results';
 import { ExperimentGroup } from '../../experiments/registry/spec';
 import { COLLAPSE_LR } from '../../experiments/registry/configs';
 import { collapseRateLabel, collapseRateRuns } from '../tables/collapse';
+import { sweepExperiments, sweepRowName } from '../tables/base';
 import { formatLr } from '../stats/seeds';
 
 /** One line of a per-method figure: a label and the metrics of each of its seeds. */
@@ -27,6 +30,16 @@ export interface MethodRuns {
   runs: MetricRecord[][];
   /** The seed of each run (for `{ seeds: true }` legends); 1, 2, ... when absent. */
   seeds?: number[];
+  /** The config's name: its method family picks the colour (palette.ts configStyles). */
+  config?: string;
+  /** The learning rate of an lr sweep's line: where every line has one, the rate picks the colour. */
+  lr?: number;
+}
+
+/** The colour and dash of each method of a figure, by meaning (palette.ts). */
+export function methodStyles(methods: readonly MethodRuns[]): SeriesStyle[] {
+  if (methods.length && methods.every((m) => m.lr !== undefined)) return lrStyles(methods.map((m) => m.lr as number));
+  return configStyles(methods.map((m) => m.config ?? m.label));
 }
 
 /** How a per-method figure draws its methods. */
@@ -105,10 +118,10 @@ const scale = (ys: number[], k: number) => ys.map((v) => v * k);
  * One method's traces in its palette colour: band (hi, then lo filled to it) and mean, or the seeds and the mean.
  * Every trace of a method shares a legend group, so a click on its legend entry hides all of them.
  */
-function methodTraces(m: MethodRuns, i: number, key: string, keep: ((r: MetricRecord) => boolean) | undefined,
+function methodTraces(m: MethodRuns, style: SeriesStyle, key: string, keep: ((r: MetricRecord) => boolean) | undefined,
   opts: CurveOptions, k: number, markers: boolean): Record<string, unknown>[] {
   const axis = opts.axis ?? 'rl';
-  const { color, dash } = seriesStyle(i);
+  const { color, dash } = style;
   const b = bandCurve(m.runs, key, keep, axis);
   if (!b.x.length) return [];
   const group = { legendgroup: m.label, showlegend: false, hoverinfo: 'skip' };
@@ -134,12 +147,14 @@ function methodTraces(m: MethodRuns, i: number, key: string, keep: ((r: MetricRe
   return out;
 }
 
-/** Dotted horizontal levels across the figure, each in the colour after the methods', labelled in the legend. */
-function addLevels(fig: PlotlyFigure, levels: { label: string; value: number }[], first: number, k: number): void {
+/** Dotted horizontal levels across the figure, each in a colour no method uses, labelled in the legend. */
+function addLevels(fig: PlotlyFigure, levels: { label: string; value: number }[], methods: SeriesStyle[],
+  k: number): void {
   const xs = fig.data.flatMap((d) => (d.x as number[]) ?? []);
   const [x0, x1] = xs.length ? [Math.min(...xs), Math.max(...xs)] : [0, 1];
+  const styles = withFallbacks([...methods.map((m) => m.color), ...levels.map(() => undefined)]).slice(methods.length);
   levels.forEach((l, j) => {
-    const { color } = seriesStyle(first + j);
+    const { color } = styles[j];
     fig.data.push({ type: 'scatter', mode: 'lines', name: l.label, x: [x0, x1], y: [l.value * k, l.value * k],
       line: { color, dash: 'dot', width: 1.5 }, hoverinfo: 'name+y' });
   });
@@ -162,18 +177,17 @@ function methodFigure(methods: MethodRuns[], key: string, keep: ((r: MetricRecor
       xTitle: axis === 'rl' ? 'RL step (all RL stages, SFT phases not counted)' : 'global step (SFT + RL)', yTitle });
   fig.layout.margin = { l: 60, r: 20, t: 70, b: 50 };
   const levels = [...(opts.references ?? [])];
-  let drawn = 0;
-  for (const m of methods) {
-    const traces = methodTraces(m, drawn, key, keep, opts, PERCENT, markers);
+  const styles = methodStyles(methods);
+  methods.forEach((m, i) => {
+    const traces = methodTraces(m, styles[i], key, keep, opts, PERCENT, markers);
     if (traces.length) {
       fig.data.push(...traces);
-      drawn++;
     } else if (sftLevels && axis === 'rl') {
       const v = lastSftValidation(m.runs);
       if (v !== undefined) levels.push({ label: `${m.label} (no RL: its last SFT validation)`, value: v });
     }
-  }
-  addLevels(fig, levels, drawn, PERCENT);
+  });
+  addLevels(fig, levels, styles, PERCENT);
   return fromZero(fig);
 }
 
@@ -200,13 +214,17 @@ export function shareFigure(methods: MethodRuns[], key: string, title: string, y
   return methodFigure(methods, key, (r) => r.phase === 'grpo', title, yTitle, opts, false, false);
 }
 
-/** One run's RL fields on global steps; `k` scales the values (100 for shares). */
+/**
+ * One run's RL fields on global steps, each in its field's colour (palette.ts fieldColour); `k` scales the values
+ * (100 for shares). A gradient split's `other*` push is drawn dashed beside its `self*` push.
+ */
 function runFigure(records: MetricRecord[], keys: [string, string][], title: string, yTitle: string, k = 1,
   signed = false): PlotlyFigure {
   const rl = (r: MetricRecord) => r.phase === 'grpo';
   const series: LineSeries[] = keys.map(([key, name]) => {
     const c = curve(records, key, rl);
-    return { name, x: c.x, y: scale(c.y, k) };
+    const dash = key.startsWith('other') ? 'dash' : undefined;
+    return { name, x: c.x, y: scale(c.y, k), color: fieldColour(key), dash };
   }).filter((s) => (s.x as number[]).length);
   const fig = lineFigure({ title, x: [], series, xTitle: 'global step', yTitle });
   return signed ? fig : fromZero(fig);
@@ -271,7 +289,32 @@ export function gradSplitFigure(records: MetricRecord[], title =
 /** The per-method input of the figures above, from the results store (registry order). */
 export function methodRuns(store: ResultsStore, groups: ExperimentGroup[] = ['method']): MethodRuns[] {
   return store.experiments.filter((e) => groups.includes(e.spec.group))
-    .map((e) => ({ label: e.spec.label, runs: e.seeds.map((s) => s.metrics), seeds: e.seeds.map((s) => s.seed) }));
+    .map((e) => ({ label: e.spec.label, runs: e.seeds.map((s) => s.metrics), seeds: e.seeds.map((s) => s.seed),
+      config: e.spec.name }));
+}
+
+/**
+ * Small multiples: the methods in panels of at most `perPanel` lines each (a chart of 11-14 methods is a tangle
+ * whose legend does not fit), the reference (vanilla GRPO at the main rate when present, else the first method)
+ * repeated in every panel so each compares against it. Colours follow the method, so a method looks the same in
+ * every panel.
+ */
+export function methodPanels(methods: readonly MethodRuns[], perPanel = 6): MethodRuns[][] {
+  if (methods.length <= perPanel) return [methods.slice()];
+  const ref = methods.find((m) => m.config === 'vanilla-rl') ?? methods[0];
+  const rest = methods.filter((m) => m !== ref);
+  const n = Math.ceil(rest.length / (perPanel - 1));
+  // as even as possible: 13 others in panels of 5 would leave a last panel of 3; 5, 4, 4 reads better
+  const small = Math.floor(rest.length / n);
+  const big = rest.length % n;
+  const start = (i: number) => i * small + Math.min(i, big);
+  return Array.from({ length: n }, (_, i) => [ref, ...rest.slice(start(i), start(i + 1))]);
+}
+
+/** The lr sweep's lines, lowest rate first, each labelled and coloured by its rate. */
+export function sweepRuns(store: ResultsStore): MethodRuns[] {
+  return sweepExperiments(store).map((e) => ({ label: `lr ${sweepRowName(e)}`, runs: e.seeds.map((s) => s.metrics),
+    seeds: e.seeds.map((s) => s.seed), config: e.spec.name, lr: e.spec.sweepLr }));
 }
 
 /** `methodRuns` for the named configs, in the order given (configs missing from the store are left out). */
@@ -281,7 +324,7 @@ export function configRuns(store: ResultsStore, configs: string[],
     store.experiments.find((e) => e.spec.name === c)).filter((e): e is ResultsStore['experiments'][number] =>
     e !== undefined)
     .map((e) => ({ label: label(e.spec.name, e.spec.label), runs: e.seeds.map((s) => s.metrics),
-    seeds: e.seeds.map((s) => s.seed) }));
+    seeds: e.seeds.map((s) => s.seed), config: e.spec.name }));
 }
 
 /**
@@ -292,7 +335,7 @@ export function collapseRateFigure(store: ResultsStore, opts: CurveOptions = {})
   const runs = collapseRateRuns(store);
   if (runs.length < 2) return null;
   return valAccuracyFigure(runs.map((e) => ({ label: collapseRateLabel(e), runs: e.seeds.map((s) => s.metrics),
-    seeds: e.seeds.map((s) => s.seed) })),
+    seeds: e.seeds.map((s) => s.seed), config: e.spec.name })),
     `Validation accuracy at the collapse rate ${formatLr(COLLAPSE_LR)}`, opts);
 }
 
@@ -313,9 +356,10 @@ export function branchFigure(parent: MetricRecord[], branch: MetricRecord[], ste
   const rl = (r: MetricRecord) => r.phase === 'grpo';
   const after = (r: MetricRecord) => (stepOf(r) ?? 0) >= step;
   // One colour per run (parent, branch): validation as markers on a line, the sampled reward thin and dotted.
+  const [first, second] = withFallbacks([undefined, undefined]);
   const runs = [
-    { label: labels[0], records: parent, keep: (_: MetricRecord) => true, color: seriesStyle(0).color },
-    { label: labels[1], records: branch, keep: after, color: seriesStyle(1).color },
+    { label: labels[0], records: parent, keep: (_: MetricRecord) => true, color: first.color },
+    { label: labels[1], records: branch, keep: after, color: second.color },
   ];
   const traces = runs.flatMap(({ label, records, keep, color }) => [
     { series: { name: `${label}: validation accuracy`, ...curve(records, 'valAccuracy', (r) => keepVal(r) && keep(r)) },

@@ -6,6 +6,7 @@
 
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { withFallbacks } from "./palette";
 
 /** A plotly figure: traces plus layout, exactly what `Plotly.newPlot(el, data, layout)` takes. */
 export interface PlotlyFigure {
@@ -18,6 +19,9 @@ export interface LineSeries {
   y: number[];
   /** Optional per-series x; defaults to the figure's shared x. */
   x?: number[];
+  /** Its colour by meaning (palette.ts); without one it takes the figure's next free colour. */
+  color?: string;
+  dash?: string;
 }
 
 export interface LineFigureSpec {
@@ -26,20 +30,6 @@ export interface LineFigureSpec {
   series: LineSeries[];
   xTitle?: string;
   yTitle?: string;
-}
-
-/**
- * The fixed palette: series i of a figure gets PALETTE[i % n], and past n the dash pattern changes, so no colour
- * (with its dash) ever stands for two series of one figure. Ten well-separated hues first (the Tableau 10 order),
- * then two darker ones.
- */
-export const PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-  "#bcbd22", "#17becf", "#393b79", "#637939"];
-const DASHES = ["solid", "dash", "dot", "dashdot"];
-
-/** The colour and dash of the i-th series of a figure. */
-export function seriesStyle(i: number): { color: string; dash: string } {
-  return { color: PALETTE[i % PALETTE.length], dash: DASHES[Math.floor(i / PALETTE.length) % DASHES.length] };
 }
 
 /** `#rrggbb` as `rgba(r,g,b,alpha)` (the fill of a band in the series' own colour). */
@@ -60,12 +50,14 @@ export function legendBeside(fig: PlotlyFigure, secondAxis = false): PlotlyFigur
 }
 
 /**
- * Lines over a shared x axis (training curves, sweeps), coloured from the fixed palette.
+ * Lines over a shared x axis (training curves, sweeps), coloured by meaning (palette.ts).
  * Titles use the `{text}` object form: plotly 3 silently ignores a bare string title.
  */
 export function lineFigure(spec: LineFigureSpec): PlotlyFigure {
+  const styles = withFallbacks(spec.series.map((s) => s.color));
   const data = spec.series.map((s, i) => {
-    const { color, dash } = seriesStyle(i);
+    const color = styles[i].color;
+    const dash = s.dash ?? styles[i].dash;
     return { type: "scatter", mode: "lines", name: s.name, x: s.x ?? spec.x, y: s.y, line: { color, dash },
       marker: { color } };
   });

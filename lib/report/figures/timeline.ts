@@ -93,31 +93,38 @@ export function showcaseSeed(e: ExperimentResults, start: number | null): Seed {
 }
 
 /**
- * Vertical dotted lines at the events that happened, each labelled at the top with its number in the order of
- * events ("1 p(<tool_call>) ≥ 0.01"); labels of events close together are stacked so they never overlap.
- * Returns the same figure, for chaining.
+ * Vertical dotted lines at the events that happened, each numbered at the top in the order of events, and a strip
+ * under the chart that says what each number is ("1 p(<tool_call>) ≥ 0.01, step 8 · 2 sampled reward halved, ...").
+ * The numbers are short, so they stay apart where the sentences would pile up (five events often fall within a tenth
+ * of the axis); numbers closer than 3% of the axis are stacked. Returns the same figure, for chaining.
  */
 export function markEvents(fig: PlotlyFigure, events: CollapseEvent[]): PlotlyFigure {
   const shapes = ((fig.layout.shapes as unknown[] | undefined) ?? []).slice();
   const annotations = ((fig.layout.annotations as unknown[] | undefined) ?? []).slice();
   const xs = fig.data.flatMap((d) => (d.x as number[] | undefined) ?? []);
   const span = xs.length ? Math.max(...xs) - Math.min(...xs) || 1 : 1;
+  const escape = (t: string) => t.replace(/</g, '&lt;');
   let lastX = -Infinity;
   let row = 0;
+  const strip: string[] = [];
   ordered(events).forEach((v, i) => {
     const x = v.step as number;
-    // a label is ~20 characters, about a quarter of a chart's width: one closer than that to the previous goes a row
-    // lower
-    row = x - lastX < span * 0.3 ? row + 1 : 0;
+    row = x - lastX < span * 0.03 ? row + 1 : 0;
     lastX = x;
     const color = v.kind === 'collapse' ? '#b3261e' : '#555';
     shapes.push({ type: 'line', xref: 'x', yref: 'paper', x0: x, x1: x, y0: 0, y1: 1,
       line: { dash: 'dot', width: 1.2, color } });
-    annotations.push({ xref: 'x', yref: 'paper', x, y: 1 - 0.07 * row, yanchor: 'top', xanchor: 'left',
-      showarrow: false,
-      text: `${i + 1} ${v.label.replace(/</g, '&lt;').replace(/ \(.*\)$/, '')}`, font: { size: 10, color },
-      bgcolor: 'rgba(255,255,255,0.8)' });
+    annotations.push({ xref: 'x', yref: 'paper', x, y: 1 - 0.06 * row, yanchor: 'top', xanchor: 'left',
+      showarrow: false, text: `<b>${i + 1}</b>`, font: { size: 11, color }, bgcolor: 'rgba(255,255,255,0.8)' });
+    strip.push(`<b>${i + 1}</b> ${escape(v.label.replace(/ \(.*\)$/, ''))}, step ${x}`);
   });
+  if (strip.length) {
+    // the strip sits below the x-axis title, left-aligned, one line (the labels are short)
+    annotations.push({ xref: 'paper', yref: 'paper', x: 0, y: -0.2, xanchor: 'left', yanchor: 'top',
+      showarrow: false, align: 'left', text: strip.join(' · '), font: { size: 11, color: '#333' } });
+    const margin = (fig.layout.margin as Record<string, number> | undefined) ?? {};
+    fig.layout.margin = { ...margin, b: Math.max(margin.b ?? 0, 90) };
+  }
   fig.layout.shapes = shapes;
   fig.layout.annotations = annotations;
   return fig;

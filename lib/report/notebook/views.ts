@@ -24,7 +24,7 @@ import { inTslabKernel as inKernel, showHtml, liveProgress } from "./display";
 import { numberField } from "../../train/records";
 import type { GRPOMetric, MetricRecord } from "../../train/records";
 import type { PlotlyFigure } from "../figures/plotly";
-import { tableHtml, tableText } from "../render/rows";
+import { fitColumns, tableHtml, tableText } from "../render/rows";
 import { DEFAULT_REGIME, REGIMES, RegimeName, getRegime } from "../../experiments/registry/regimes";
 import { PRESETS, getStorePreset, studyGroups } from "../../experiments/registry/presets";
 import type { Preset } from "../../experiments/registry/presets";
@@ -90,7 +90,7 @@ function looksLikeStore(dir: string): boolean {
 }
 
 /** The store folders under `root`: named after a preset and regime, or laid out as a store. */
-function storeFolders(root: string): string[] {
+export function storeFolders(root: string): string[] {
   if (!fs.existsSync(root) || !fs.statSync(root).isDirectory()) return [];
   return fs.readdirSync(root, { withFileTypes: true }).filter((e) => e.isDirectory() &&
     (storeFlags(e.name) !== null || looksLikeStore(path.join(root, e.name)))).map((e) => e.name).sort();
@@ -270,7 +270,8 @@ export function subStore<S extends StoreLike>(store: S, configs: string[]): S {
 }
 
 /** A ReportTable (lib/report/tables/base.ts) with its notes, as report.html shows it. */
-export function showReportTable(t: TableLike): void {
+export function showReportTable(table: TableLike): void {
+  const t = fitColumns(table);
   const rows = t.rows.map((r) => Object.fromEntries(t.columns.map((c, j) => [c, r[j]])));
   if (!inKernel()) {
     console.log(rows.length ? tableText(rows, { caption: t.title }) : `${t.title}\n(no finished runs)`);
@@ -334,6 +335,11 @@ export function rlSummaryRows(exps: ExperimentLike[]): Record<string, string | n
  * (and the collapse guard) left RL for supervised steps. Returns the same figure, for chaining.
  */
 export function shadeSftPhases(fig: PlotlyFigure, records: MetricRecord[], label = "SFT"): PlotlyFigure {
+  const xTitle = (fig.layout.xaxis as { title?: { text?: string } } | undefined)?.title?.text ?? "";
+  if (xTitle.startsWith("RL step")) {
+    throw new Error("shadeSftPhases: this figure counts RL steps (SFT phases left out), so SFT bands would sit at " +
+      "the wrong steps; draw it with { axis: 'global' }");
+  }
   const steps = records.filter((r) => r.phase === "sft" && typeof r.globalStep === "number")
     .map((r) => r.globalStep as number).sort((a, b) => a - b);
   const bands: [number, number][] = [];
@@ -347,7 +353,7 @@ export function shadeSftPhases(fig: PlotlyFigure, records: MetricRecord[], label
   for (const [a, b] of bands) {
     shapes.push({ type: "rect", xref: "x", yref: "paper", x0: a - 0.5, x1: b + 0.5, y0: 0, y1: 1,
       fillcolor: "rgba(120,120,120,0.15)", line: { width: 0 }, layer: "below" });
-    annotations.push({ xref: "x", yref: "paper", x: (a + b) / 2, y: 1, yanchor: "bottom", text: label, showarrow: false,
+    annotations.push({ xref: "x", yref: "paper", x: (a + b) / 2, y: 1, yanchor: "top", text: label, showarrow: false,
       font: { size: 10, color: "#666" } });
   }
   fig.layout.shapes = shapes;

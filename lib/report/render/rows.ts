@@ -101,7 +101,9 @@ const WRAP_STYLE = "text-align:left;max-width:36em;min-width:14em;white-space:no
 export function tableHtml(input: TableInput, opts: TableOptions = {}): string {
   const { columns, rows, numeric } = toGrid(input);
   const digits = opts.digits ?? 3;
-  const attrs = numeric.map((n) => (n ? ' class="num" style="text-align:right"' : ' style="text-align:left"'));
+  // short cells never wrap ("29.0 [24.7, 33.2]" is one value); only long text wraps, within WRAP_STYLE's width
+  const attrs = numeric.map((n) => (n ? ' class="num" style="text-align:right;white-space:nowrap"'
+    : ' style="text-align:left;white-space:nowrap"'));
   const head = columns.map((c, j) => `<th${attrs[j]}>${escapeHtml(c)}</th>`).join("");
   const cell = (v: unknown, j: number) => {
     const text = formatCell(v, digits);
@@ -126,4 +128,43 @@ export function tableText(input: TableInput, opts: TableOptions = {}): string {
     ...cells.map((r) => r.map(pad).join("  "))];
   if (opts.caption) lines.unshift(opts.caption);
   return lines.join("\n");
+}
+
+/** The parts of a report table that `fitColumns` reads and returns. */
+export interface ColumnsTable {
+  columns: string[];
+  rows: string[][];
+  notes: string[];
+}
+
+const EMPTY_CELLS = new Set(['', '—', '-', 'n/a']);
+
+/**
+ * A table that fits the output area: a value column that says nothing (empty or "—" in every row) or the same in
+ * every row of two or more is left out, and a note below the table says which and what it held, so nothing is
+ * lost. The first column (the row's name) always stays. Returns a new table; the input is not changed.
+ */
+export function fitColumns<T extends ColumnsTable>(t: T): T {
+  if (t.rows.length === 0) return t;
+  const empty: string[] = [];
+  const constant: string[] = [];
+  const keep = t.columns.map((c, j) => {
+    if (j === 0) return true;
+    const cells = t.rows.map((r) => (r[j] ?? '').trim());
+    if (cells.every((v) => EMPTY_CELLS.has(v))) {
+      empty.push(c);
+      return false;
+    }
+    if (t.rows.length >= 2 && cells.every((v) => v === cells[0])) {
+      constant.push(`${c} = ${cells[0]}`);
+      return false;
+    }
+    return true;
+  });
+  if (keep.every(Boolean)) return t;
+  const notes = [...t.notes];
+  if (empty.length) notes.push(`Not shown, empty in every row: ${empty.join('; ')}.`);
+  if (constant.length) notes.push(`Not shown, the same in every row: ${constant.join('; ')}.`);
+  return { ...t, columns: t.columns.filter((_, j) => keep[j]), rows: t.rows.map((r) => r.filter((_, j) => keep[j])),
+    notes };
 }

@@ -8,7 +8,7 @@
  */
 import * as dfd from 'danfojs-node';
 import { ReportTable } from '../tables/base';
-import { tableHtml, tableText, Row } from './rows';
+import { fitColumns, tableHtml, tableText, Row } from './rows';
 import { escapeHtml } from '../figures/plotly';
 
 function asRows(t: ReportTable): Row[] {
@@ -46,7 +46,9 @@ export function toMarkdown(t: ReportTable): string {
   return lines.join('\n') + '\n';
 }
 
-export function toHtml(t: ReportTable): string {
+/** The table as HTML for report.html, fitted as in the notebooks (rows.ts fitColumns). */
+export function toHtml(table: ReportTable): string {
+  const t = fitColumns(table);
   const notes = t.notes.length
     ? `\n<ul style="font-size:12px;color:#555">${t.notes.map((n) => `<li>${escapeHtml(n)}</li>`).join('')}</ul>`
     : '';

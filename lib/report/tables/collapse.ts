@@ -49,9 +49,14 @@ export function lrTable(store: ResultsStore): ReportTable {
   return t;
 }
 
-/** Structural states of the final ID evaluation, and of the last RL steps' samples for RL runs. */
-export function stateTable(store: ResultsStore): ReportTable {
-  const exps = byGroup(store, 'method');
+/**
+ * Structural states of the final ID evaluation, and of the last RL steps' samples for RL runs. Rows: the store's
+ * experiments of `groups` (the report: the methods; notebooks 02 and 06 add the lr sweep and the signals at the
+ * collapse rate, whose collapses they show).
+ */
+export function stateTable(store: ResultsStore,
+  groups: ExperimentResults['spec']['group'][] = ['method']): ReportTable {
+  const exps = store.experiments.filter((e) => groups.includes(e.spec.group));
   const extract: Record<string, Extract> = {};
   for (const k of STRUCTURAL_STATES) extract[`eval ${STATE_LABEL[k]}`] = (_e, s) => s.summary.eval.id?.states[k];
   for (const k of STRUCTURAL_STATES) extract[`RL ${STATE_LABEL[k]}`] = (_e, s) => lateStates(s)?.[k];
