@@ -5,6 +5,8 @@
 // its colour here and nowhere else. Series with no meaning of their own (a branch and its parent, levels) take the
 // figure's next free colour from PALETTE.
 
+import { defaultGRPOConfig } from '../../train/grpo/config';
+
 /**
  * The fallback palette, in order: ten well-separated hues (the Tableau 10 order), then two darker ones. Every fixed
  * colour below is one of these.
@@ -90,8 +92,8 @@ export interface SeriesStyle { color: string; dash: string }
 export function configStyles(names: readonly string[]): SeriesStyle[] {
   const parsed = names.map(parseConfigName);
   const oneFamily = new Set(parsed.map((p) => p.family)).size === 1 && names.length > 1;
-  const fixed = parsed.map((p) => (oneFamily && p.lr !== undefined ? lrColour(p.lr)
-    : oneFamily && p.lr === undefined ? lrColour(3e-4) : FAMILY_COLOURS[p.family]));
+  // in an lr sweep a config without a rate suffix runs at the main rate (the GRPO config's default)
+  const fixed = parsed.map((p) => (oneFamily ? lrColour(p.lr ?? defaultGRPOConfig.lr) : FAMILY_COLOURS[p.family]));
   return withFallbacks(fixed);
 }
 
