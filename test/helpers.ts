@@ -1,6 +1,5 @@
 /** Shared set-up for tests that need the tokenizer, tasks and a tiny model (not itself a test file). */
 import * as fs from 'fs';
-import * as net from 'net';
 import * as os from 'os';
 import * as path from 'path';
 import { loadTokenizer, Tokenizer } from '../lib/format/tokenizer';
@@ -30,14 +29,4 @@ export function tmpDir(prefix: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), `toolrl-${prefix}-`));
 }
 
-/** A TCP port nobody listens on now (a server started a moment later takes it; collisions are unlikely). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../scripts/free-port';
