@@ -12,7 +12,8 @@ import { ExperimentSpec } from '../lib/experiments/registry/spec';
 import { loadResults, ResultsStore } from '../lib/report/store/results';
 import { accuracyTable, oodTable } from '../lib/report/tables/headline';
 import { lrTable, stateTable, capabilityTable } from '../lib/report/tables/collapse';
-import { guardTable, sftDoseTable } from '../lib/report/tables/beyond';
+import { guardTable, guardTriggerTable, sftDoseTable } from '../lib/report/tables/beyond';
+import { guardFiredOn } from '../lib/experiments/run/guard';
 import { collapseCell, baseValAccuracy } from '../lib/report/tables/base';
 import { summarizeRL } from '../lib/experiments/run/summary';
 import { toCSV, toMarkdown, toHtml, toText } from '../lib/report/render/tables';
@@ -188,6 +189,26 @@ test('guard table: the guard next to vanilla RL and ETS, SFT phases per seed, th
   assert.equal(row(t, 'L-vanilla-rl')('min p({")'), '40.0');
   assert.equal(row(t, 'L-vanilla-rl')('max p(<|im_end|>)'), '5.0');
   assert.equal(row(t, 'L-guard')('min p({")'), '79.5 ± 27.6'); // 0.60, 0.99
+});
+
+test('guard trigger table: each firing with the instrument that crossed, thresholds from the run\'s stage', () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'toolrl-triggers-'));
+  const guarded = { ...spec('guard', 'extra'),
+    stages: () => [{ kind: 'grpo' as const, config: {}, guard: { pImEnd: 0.3, sft: {} } }] };
+  const specs = [spec('vanilla-rl', 'method'), guarded];
+  const run = { eval: { id: evalOf([0.1, 0.1, 0.1, 0.1]) }, rl: rl(0.2, 0.1, null, 0) };
+  writeRun(root, 'vanilla-rl', 1, run, []);
+  writeRun(root, 'guard', 1, run, [{ phase: 'guard', stage: 0, step: 7, globalStep: 7, pImEnd: 0.31, pJsonOpen: 0.95,
+    fullCollapse: 0.3, failedTasks: 12 }]);
+  writeRun(root, 'guard', 2, run, []);
+  const t = guardTriggerTable(loadResults('quick', root, specs));
+  assert.ok(t);
+  assert.deepEqual(t.rows, [['L-guard', '1', '7', '7', 'p(<|im_end|>) 0.3100 >= 0.3; control collapse 0.3000 >= 0.25', '12']]);
+  assert.match(t.notes[0], /L-guard: p\(<\|im_end\|>\) >= 0\.3, p\(\{"\) < 0\.9/); // the stage's 0.3, the default 0.9
+  assert.equal(guardTriggerTable(loadResults('quick', root, [spec('vanilla-rl', 'method')])), null);
+  // the same rule the trainer reads: nothing crossed, nothing said
+  assert.deepEqual(guardFiredOn({ pImEnd: 0.25, pJsonOpen: 0.9, fullCollapse: 0.25 },
+    { pImEnd: 0.2, pJsonOpen: 0.9, fullCollapse: 0.1 }), []);
 });
 
 test('SFT dose table: base, FCL-SFT and its longer runs, ID and format-OOD against the base, the last SFT loss per seed', () => {

@@ -15,7 +15,7 @@ import { ReportTable, idAverage } from './tables/base';
 import { writeKnobs } from '../experiments/run/knobs';
 import { accuracyTable, oodTable } from './tables/headline';
 import { capabilityTable, collapseRateTable, lrTable, stateTable } from './tables/collapse';
-import { guardTable, sftDoseTable } from './tables/beyond';
+import { guardTable, guardTriggerTable, sftDoseTable } from './tables/beyond';
 import { bestTable, memorisationTable, pointsTable } from './tables/learning';
 import { precursorTable } from './tables/precursor';
 import { branchTable } from './tables/branches';
@@ -62,6 +62,8 @@ export function storeTables(store: ResultsStore): ReportTable[] {
   const capability = capabilityTable(store);
   if (capability.rows.length) out.push(capability);
   if (byGroup(store, 'extra').length) out.push(guardTable(store));
+  const triggers = guardTriggerTable(store);
+  if (triggers) out.push(triggers);
   if (byGroup(store, 'collapse-rate').length) out.push(collapseRateTable(store));
   if (byGroup(store, 'sft-dose').length) out.push(sftDoseTable(store));
   if (byGroup(store, 'pipeline').length) out.push(pipelineTable(store));

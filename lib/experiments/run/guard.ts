@@ -44,9 +44,24 @@ export function validateGuardConfig(g: GuardConfig): void {
   SFT.check({ ...defaultSFTConfig, ...sft });
 }
 
+/** What the guard reads of a step: the probe after `<tool_call>\n` and the control-collapse share. */
+export interface GuardReading { pImEnd: number; pJsonOpen: number; fullCollapse: number }
+
+/**
+ * The instruments of a reading that cross their threshold, each said with its value and threshold
+ * ('p(<|im_end|>) 0.312 >= 0.25'); [] when the guard does not fire. The one rule the trainer and the report read.
+ */
+export function guardFiredOn(g: Pick<GuardConfig, 'pImEnd' | 'pJsonOpen' | 'fullCollapse'>, r: GuardReading): string[] {
+  const out: string[] = [];
+  if (r.pImEnd >= g.pImEnd) out.push(`p(<|im_end|>) ${r.pImEnd.toFixed(4)} >= ${g.pImEnd}`);
+  if (r.pJsonOpen < g.pJsonOpen) out.push(`p({") ${r.pJsonOpen.toFixed(4)} < ${g.pJsonOpen}`);
+  if (r.fullCollapse >= g.fullCollapse) out.push(`control collapse ${r.fullCollapse.toFixed(4)} >= ${g.fullCollapse}`);
+  return out;
+}
+
 /** Does this step's record cross a threshold? */
 export function guardTriggered(g: GuardConfig, rec: GRPOStepRecord): boolean {
   // records of runs made before the field existed: their full-collapse share is the same count (no loops then)
-  return rec.pImEnd >= g.pImEnd || rec.pJsonOpen < g.pJsonOpen ||
-    (rec.controlCollapse ?? rec.fullCollapse) >= g.fullCollapse;
+  return guardFiredOn(g, { pImEnd: rec.pImEnd, pJsonOpen: rec.pJsonOpen,
+    fullCollapse: rec.controlCollapse ?? rec.fullCollapse }).length > 0;
 }

@@ -2,6 +2,9 @@
  * The tables beyond the paper: the adaptive collapse guard next to what it replaces (vanilla RL, fixed-schedule
  * ETS), and the SFT dose check (FCL-SFT at more epochs, on more data, from a wider base, beside the base).
  */
+import { defaultGuardConfig, guardFiredOn } from '../../experiments/run/guard';
+import { getStorePreset } from '../../experiments/registry/presets';
+import { recordsOf } from '../../train/records';
 import { ExperimentResults, ResultsStore } from '../store/results';
 import { BY_LABEL, ID_COLUMNS, INTERVAL_NOTE, OOD_COLUMNS, ReportTable, idAverage, insertIntervalColumns,
   insertPerSeedColumn, listCell, makeTable, probeExtreme } from './base';
@@ -34,6 +37,39 @@ export function guardTable(store: ResultsStore): ReportTable {
         'guard watches).']);
   insertPerSeedColumn(t, exps, 'SFT phases', 'min p({")', sftPhases, (counts) => counts.join(', '));
   return t;
+}
+
+/**
+ * When the collapse guard fired, per seed of every run with a guard (`guard`, `guard-lr1e-3`): the RL and global
+ * step, the instrument(s) that crossed a threshold with their values (the rule of guardFiredOn, thresholds from the
+ * run's stage in the registry), and how many failed tasks the SFT phase then trained on. No rows: it never fired;
+ * null: the store holds no run with a guard.
+ */
+export function guardTriggerTable(store: ResultsStore): ReportTable | null {
+  const preset = getStorePreset(store.preset);
+  const columns = ['method', 'seed', 'RL step', 'global step', 'fired on', 'failed tasks'];
+  const rows: string[][] = [];
+  const guarded: string[] = [];
+  for (const e of store.experiments) {
+    const stage = e.spec.stages(preset).find((st) => st.kind === 'grpo' && st.guard);
+    if (!stage || stage.kind !== 'grpo' || !stage.guard) continue;
+    const g = { ...defaultGuardConfig, ...stage.guard };
+    guarded.push(`${e.spec.label}: p(<|im_end|>) >= ${g.pImEnd}, p({") < ${g.pJsonOpen}, control collapse >= ` +
+      `${g.fullCollapse}, at most ${g.maxPhases} phases ${g.minGap} steps apart`);
+    for (const s of e.seeds) {
+      for (const r of recordsOf(s.metrics, 'guard')) {
+        rows.push([e.spec.label, String(s.seed), String(r.step), String(r.globalStep),
+          guardFiredOn(g, r).join('; ') || '(none at the recorded values)', String(r.failedTasks)]);
+      }
+    }
+  }
+  if (!guarded.length) return null;
+  const notes = [`Thresholds, per run: ${guarded.join(' | ')}.`,
+    'fired on = each instrument of the RL step that crossed its threshold, with its value (the probe after ' +
+      '<tool_call>\\n; control collapse = the share of the step\'s messages that are empty, a bare tag or only tags).'];
+  if (!rows.length) notes.unshift('The guard never fired in these runs.');
+  return { id: 'table-guard-triggers', title: 'Collapse guard: when it fired and on what', columns, rows, raw: [],
+    notes };
 }
 
 /** What the SFT dose check is read against: the base and FCL-SFT at the paper's epochs. */
