@@ -19,9 +19,9 @@ export function setupMarkdown(extra?: string): string {
     'One import cell: tslab type-checks the library once, here, so it stays silent for about half a minute (24-37 s',
     'on a two-core machine). The **results store** is where',
     '`npx toolrl reproduce` writes every run: `data/results/<store>/<config>/seed-<n>/{run.json, metrics.jsonl,',
-    'summary.json}`, one store per preset and regime (`full` and `quick` from the strong base, `full-instruct` from ' +
-      'the',
-    'instruct base). Three environment variables choose the store: `TOOLRL_RESULTS` (the root folder, default',
+    'summary.json}`, one store per preset and regime (`full` and `quick` from the strong base, `full-instruct` and',
+    'the pipeline study\'s `pipeline-instruct` from the instruct base). Three environment variables choose the ' +
+      'store: `TOOLRL_RESULTS` (the root folder, default',
     '`data/results`), `TOOLRL_REGIME` (`strong`, the default, or `instruct`: which base the study started from,',
     'lib/experiments/registry/regimes.ts) and `TOOLRL_RESULTS_PRESET` (the preset). Without the last, the notebook ' +
       'reads the',
@@ -52,8 +52,8 @@ export function retrainMarkdown(configs: string[], note?: string): string {
     'seed 1, into `runs/notebook/<store>/<config>/seed-1`, and prints how long each run took. The default preset,',
     '`class` (16 RL steps of 4 prompts, lib/experiments/registry/presets.ts), is sized for a lesson: ' +
       '`vanilla-rl-lr1e-3` took',
-    '5.1 min on the default wasm backend and 1.5 min on the native one of a two-core machine (README, "The ' +
-      'notebooks");',
+    '6.3 min on the default wasm backend in a fresh clone and 1.5 min on the native one of a two-core machine ' +
+      '(README, "The notebooks");',
     '`quick` is about three times longer, `full` hours, `smoke` seconds (it learns nothing).',
     '**Every later cell then reads that folder instead**. A config that starts from another run (e.g. `fcl-sft-rl` ' +
       'from',
