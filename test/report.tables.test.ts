@@ -112,8 +112,9 @@ test('loadResults: registry order, finished seeds only, broken files named', () 
 
 test('Table 1: mean ± std over seeds per category, the four-category average, the paper column', () => {
   const t = accuracyTable(fixture().store);
+  // the paper's figure beside the average it compares to
   assert.deepEqual(t.columns, ['method', 'seeds', 'base', 'miss_func', 'miss_param', 'long_context', 'average',
-    'ID [95% CI]', 'ID − base [95% CI]', 'average − vanilla RL [95% CI]', 'paper']);
+    'paper', 'ID [95% CI]', 'ID − base [95% CI]', 'average − vanilla RL [95% CI]']);
   assert.deepEqual(t.rows.map((r) => r[0]), ['L-fcl-sft', 'L-vanilla-rl']);
   const v = row(t, 'L-vanilla-rl');
   assert.equal(v('seeds'), '2');
@@ -140,6 +141,11 @@ test('Table 2: format-OOD and content-OOD averages; missing splits stay empty', 
   assert.equal(v('format-OOD average'), '10.0 ± 7.1'); // 0.05, 0.15
   assert.equal(v('content-OOD average'), '5.0 ± 7.1'); // 0.0, 0.1
   assert.equal(row(t, 'L-fcl-sft')('format-OOD average'), '—');
+  // each paper column right after the lab's average it compares to
+  for (const split of ['content-OOD', 'format+content-OOD']) {
+    assert.equal(t.columns.indexOf(`paper ${split}`), t.columns.indexOf(`${split} average`) + 1, split);
+  }
+  assert.equal(t.rows[0].length, t.columns.length);
 });
 
 test('LR table: sorted by lr, per-seed collapse steps, RL final states', () => {

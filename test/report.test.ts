@@ -38,6 +38,25 @@ test("tables from rows and from a DataFrame-like object", () => {
   assert.ok(text.includes("0.500"));
 });
 
+test("a table wider than maxWidth is drawn as parts that fit, each repeating the key columns", () => {
+  // 14 columns like notebook 02's per-seed summary: method, seed and twelve wide-headed values
+  const cols = Array.from({ length: 12 }, (_, i) => `late value number ${i} %`);
+  const rows = [1, 2, 3].map((seed) => ({ method: "vanilla GRPO", seed, ...Object.fromEntries(cols.map((c) => [c, 12.5])) }));
+  const parts = tableHtml(rows, { caption: "per seed", maxWidth: 1100 }).split("<table").slice(1);
+  assert.ok(parts.length >= 2, `${parts.length} part(s)`);
+  parts.forEach((p, i) => {
+    assert.ok(p.includes(`per seed (${i + 1} of ${parts.length})`));
+    assert.ok(p.includes(">method</th>") && p.includes(">seed</th>"), "each part keeps method and seed");
+  });
+  // every value column appears exactly once across the parts, in order
+  const heads = parts.flatMap((p) => [...p.matchAll(/>(late value number \d+ %)<\/th>/g)].map((m) => m[1]));
+  assert.deepEqual(heads, cols);
+  // a narrow table, or no maxWidth, stays one table with its own caption
+  assert.equal(tableHtml(rows.map((r) => ({ method: r.method, seed: r.seed })), { caption: "c", maxWidth: 1100 })
+    .split("<table").length - 1, 1);
+  assert.equal(tableHtml(rows, { caption: "c" }).split("<table").length - 1, 1);
+});
+
 test("writeHtmlReport inlines the plotly bundle once", () => {
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "toolrl-report-")), "sub", "report.html");
   const fig = lineFigure({ title: "T", x: [0, 1], series: [{ name: "a", y: [1, 2] }] });

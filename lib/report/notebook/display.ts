@@ -10,7 +10,7 @@
 
 import type { Display } from 'tslab';
 import { PlotlyFigure, lineFigure, plotDivHtml, plotlyBundleScript } from '../figures/plotly';
-import { TableInput, TableOptions, tableHtml, tableText } from '../render/rows';
+import { OUTPUT_WIDTH_PX, TableInput, TableOptions, tableHtml, tableText } from '../render/rows';
 
 export { lineFigure } from '../figures/plotly';
 export type { PlotlyFigure, LineFigureSpec, LineSeries } from '../figures/plotly';
@@ -107,7 +107,7 @@ export function showPlot(fig: PlotlyFigure, opts: { height?: number } = {}): voi
 
 /** Show a danfojs DataFrame or plain rows as a table. Outside a notebook: aligned text. */
 export function showTable(input: TableInput, opts: TableOptions = {}): void {
-  if (emitHtml(tableHtml(input, opts))) return;
+  if (emitHtml(tableHtml(input, { maxWidth: OUTPUT_WIDTH_PX, ...opts }))) return;
   console.log(tableText(input, opts));
 }
 

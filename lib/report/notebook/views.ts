@@ -24,7 +24,7 @@ import { inTslabKernel as inKernel, showHtml, liveProgress } from "./display";
 import { numberField } from "../../train/records";
 import type { GRPOMetric, MetricRecord } from "../../train/records";
 import type { PlotlyFigure } from "../figures/plotly";
-import { fitColumns, tableHtml, tableText } from "../render/rows";
+import { OUTPUT_WIDTH_PX, fitColumns, tableHtml, tableText } from "../render/rows";
 import { DEFAULT_REGIME, REGIMES, RegimeName, getRegime } from "../../experiments/registry/regimes";
 import { PRESETS, getStorePreset, studyGroups } from "../../experiments/registry/presets";
 import type { Preset } from "../../experiments/registry/presets";
@@ -281,7 +281,7 @@ export function showReportTable(table: TableLike): void {
     ? `<ul style="font-size:12px;color:#555">${t.notes.map((n) => `<li>${escapeHtml(n)}</li>`).join("")}</ul>`
     : "";
   showHtml(tableHtml(rows.length ? rows : [{ [t.columns[0] ?? "method"]: "(no finished runs)" }],
-    { caption: t.title }) + notes);
+    { caption: t.title, maxWidth: OUTPUT_WIDTH_PX }) + notes);
 }
 
 /**

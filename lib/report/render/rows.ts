@@ -21,7 +21,17 @@ export interface TableOptions {
   caption?: string;
   /** Decimals for non-integer numbers (default 3). */
   digits?: number;
+  /**
+   * Split a table wider than this many pixels (estimated from its text) into parts that each fit, every part
+   * repeating the key columns; unset, never split (report.html scrolls instead).
+   */
+  maxWidth?: number;
+  /** The leading columns that name a row, repeated in every part (default 1, or 2 when the second is "seed"). */
+  keyColumns?: number;
 }
+
+/** About the width of the notebook's output area in a 1280-px JupyterLab window with the left area closed. */
+export const OUTPUT_WIDTH_PX = 1100;
 
 interface Grid {
   columns: string[];
@@ -94,13 +104,73 @@ const TABLE_CSS =
 const LONG_TEXT = 48;
 const WRAP_STYLE = "text-align:left;max-width:36em;min-width:14em;white-space:normal;overflow-wrap:anywhere";
 
+// An estimate of how wide the table draws (TABLE_CSS: 13 px system-ui, 10 px padding each side): enough to
+// decide a split, not to lay out. Long text cells wrap at WRAP_STYLE's 36em, so they count that wide at most.
+const CHAR_PX = 7.2;
+const CELL_PAD_PX = 20;
+const WRAP_PX = 36 * 13;
+
+function columnWidths(g: Grid, digits: number): number[] {
+  return g.columns.map((c, j) => {
+    const chars = Math.max(c.length, ...g.rows.map((r) => formatCell(r[j], digits).length));
+    return Math.min(chars * CHAR_PX, WRAP_PX) + CELL_PAD_PX;
+  });
+}
+
+/**
+ * The grid cut into parts no wider than `maxWidth`, each with the key columns first: a per-seed table of fourteen
+ * columns becomes two a projector shows whole, instead of one that scrolls its last columns out of sight. Columns
+ * keep their order; one too wide on its own gets a part to itself.
+ */
+function splitGrid(g: Grid, maxWidth: number, keyColumns: number, digits = 3): Grid[] {
+  const widths = columnWidths(g, digits);
+  const keys = Math.min(keyColumns, g.columns.length);
+  const keyWidth = widths.slice(0, keys).reduce((a, w) => a + w, 0);
+  const total = widths.reduce((a, w) => a + w, 0);
+  if (total <= maxWidth || g.columns.length <= keys + 1) return [g];
+  // greedy: fill a part up to `limit`, then start the next
+  const cut = (limit: number): number[][] => {
+    const parts: number[][] = [[]];
+    let width = keyWidth;
+    for (let j = keys; j < g.columns.length; j++) {
+      if (parts[parts.length - 1].length && width + widths[j] > limit) {
+        parts.push([]);
+        width = keyWidth;
+      }
+      parts[parts.length - 1].push(j);
+      width += widths[j];
+    }
+    return parts;
+  };
+  // as few parts as the width allows, then as even as they can be (not a full part and one of a single column)
+  const fewest = cut(maxWidth).length;
+  let limit = keyWidth + (total - keyWidth) / fewest;
+  while (limit < maxWidth && cut(limit).length > fewest) limit += 10;
+  const parts = cut(Math.min(limit, maxWidth));
+  const keyIdx = [...Array(keys).keys()];
+  return parts.map((idx) => {
+    const cols = [...keyIdx, ...idx];
+    return { columns: cols.map((j) => g.columns[j]), rows: g.rows.map((r) => cols.map((j) => r[j])),
+      numeric: cols.map((j) => g.numeric[j]) };
+  });
+}
+
 /**
  * The table as HTML inside a horizontally scrolling container: a table wider than the output area scrolls there
- * instead of being cut off, and long text cells (JSON settings, evidence) wrap within a bounded width.
+ * instead of being cut off, and long text cells (JSON settings, evidence) wrap within a bounded width. With
+ * `maxWidth`, a wider table is drawn as parts that fit (`splitGrid`), captioned "(1 of 2)", "(2 of 2)".
  */
 export function tableHtml(input: TableInput, opts: TableOptions = {}): string {
-  const { columns, rows, numeric } = toGrid(input);
+  const grid = toGrid(input);
   const digits = opts.digits ?? 3;
+  if (opts.maxWidth === undefined) return gridHtml(grid, digits, opts.caption);
+  const keys = opts.keyColumns ?? (grid.columns[1] === "seed" ? 2 : 1);
+  const parts = splitGrid(grid, opts.maxWidth, keys, digits);
+  return parts.map((g, i) => gridHtml(g, digits, parts.length === 1 ? opts.caption
+    : `${opts.caption ?? "table"} (${i + 1} of ${parts.length})`)).join("\n");
+}
+
+function gridHtml({ columns, rows, numeric }: Grid, digits: number, captionText?: string): string {
   // short cells never wrap ("29.0 [24.7, 33.2]" is one value); only long text wraps, within WRAP_STYLE's width
   const attrs = numeric.map((n) => (n ? ' class="num" style="text-align:right;white-space:nowrap"'
     : ' style="text-align:left;white-space:nowrap"'));
@@ -111,7 +181,7 @@ export function tableHtml(input: TableInput, opts: TableOptions = {}): string {
     return `<td${style}>${escapeHtml(text)}</td>`;
   };
   const body = rows.map((r) => `<tr>${r.map(cell).join("")}</tr>`).join("\n");
-  const caption = opts.caption ? `<caption>${escapeHtml(opts.caption)}</caption>` : "";
+  const caption = captionText ? `<caption>${escapeHtml(captionText)}</caption>` : "";
   return `<style>${TABLE_CSS}</style>\n<div class="toolrl-scroll"><table ` +
     `class="toolrl-table">${caption}\n<thead><tr>${head}</tr></thead>\n` +
     `<tbody>\n${body}\n</tbody></table></div>`;

@@ -115,6 +115,21 @@ export function insertPerSeedColumn<T>(t: ReportTable, exps: ExperimentResults[]
   });
 }
 
+/**
+ * Insert a column right after `after`, one cell per row from its raw row's config; `value` is what the raw row
+ * keeps (the number behind the cell). Used to put the paper's figure beside the lab's figure it compares to.
+ */
+export function insertColumnAfter(t: ReportTable, column: string, after: string,
+  cell: (config: string) => string, value: (config: string) => number | null): void {
+  const at = t.columns.indexOf(after) + 1;
+  if (at === 0) throw new Error(`table ${t.id} has no column "${after}"`);
+  t.columns.splice(at, 0, column);
+  t.rows.forEach((r, i) => {
+    r.splice(at, 0, cell(t.raw[i].config));
+    t.raw[i].values[column] = value(t.raw[i].config);
+  });
+}
+
 export type IntervalSplit = 'id' | 'format_ood' | 'content_ood' | 'format_content_ood';
 
 /** The runs every method is compared with in Tables 1 and 2 (the paper's "vanilla RL" row). */

@@ -6,7 +6,7 @@
 import { ResultsStore, byGroup } from '../store/results';
 import { PAPER_NOTES, PAPER_ROWS, paperIdCell, paperOodCell } from '../paper';
 import { BY_LABEL, BASELINE_CONFIG, Extract, ID_COLUMNS, INTERVAL_NOTE, NA, OOD_COLUMNS, ReportTable, idAverage,
-  insertIntervalColumns, makeTable } from './base';
+  insertColumnAfter, insertIntervalColumns, makeTable } from './base';
 
 /** Table 1: ID accuracy per category and average, with intervals, paired differences and the paper's row. */
 export function accuracyTable(store: ResultsStore): ReportTable {
@@ -16,12 +16,10 @@ export function accuracyTable(store: ResultsStore): ReportTable {
   const exps = byGroup(store, 'method');
   const t = makeTable('table1-id', 'Table 1: in-distribution accuracy (%)', exps, [...ID_COLUMNS, 'average'],
     extract, BY_LABEL, ['average = mean of the four category accuracies, as in the paper.', PAPER_NOTES.table1]);
-  t.columns.push('paper');
-  t.rows.forEach((r, i) => r.push(paperIdCell(t.raw[i].config) || NA));
-  t.raw.forEach((r) => (r.values.paper = PAPER_ROWS[r.config]?.average ?? null));
-  // inserted right after 'average', last first: average | ID [95% CI] | ID − base | average − vanilla RL
+  // inserted right after 'average', last first: average | paper | ID [95% CI] | ID − base | average − vanilla RL
   insertIntervalColumns(t, exps, store, 'id', ID_COLUMNS, 'average', 'average', BASELINE_CONFIG, 'vanilla RL', false);
   insertIntervalColumns(t, exps, store, 'id', ID_COLUMNS, 'ID', 'average', 'base-model', 'base');
+  insertColumnAfter(t, 'paper', 'average', (c) => paperIdCell(c) || NA, (c) => PAPER_ROWS[c]?.average ?? null);
   if (t.raw.length) t.notes.splice(1, 0, INTERVAL_NOTE);
   return t;
 }
@@ -38,19 +36,17 @@ export function oodTable(store: ResultsStore): ReportTable {
     }, BY_LABEL, [PAPER_NOTES.table2, 'format-OOD = the ID test tasks (but long_context) in the python-list syntax; ' +
       'content-OOD = a held-out API family; OOD averages are the mean of that split\'s category accuracies; ' +
       '— where a run predates the format+content-OOD split.']);
-  t.columns.push('paper format+content-OOD', 'paper content-OOD');
-  t.rows.forEach((r, i) => r.push(paperOodCell(t.raw[i].config, 'formatContentOod') || NA,
-    paperOodCell(t.raw[i].config, 'contentOod') || NA));
-  t.raw.forEach((r) => {
-    r.values['paper format+content-OOD'] = PAPER_ROWS[r.config]?.formatContentOod ?? null;
-    r.values['paper content-OOD'] = PAPER_ROWS[r.config]?.contentOod ?? null;
-  });
   insertIntervalColumns(t, exps, store, 'format_content_ood', OOD_COLUMNS, 'format+content-OOD',
     'format+content-OOD average', 'base-model', 'base');
   insertIntervalColumns(t, exps, store, 'content_ood', OOD_COLUMNS, 'content-OOD', 'content-OOD average', 'base-model',
     'base');
   insertIntervalColumns(t, exps, store, 'format_ood', OOD_COLUMNS, 'format-OOD', 'format-OOD average', 'base-model',
     'base');
+  // each paper column beside the lab's average it compares to (ACEBench's two columns; the paper has no format-OOD)
+  insertColumnAfter(t, 'paper content-OOD', 'content-OOD average', (c) => paperOodCell(c, 'contentOod') || NA,
+    (c) => PAPER_ROWS[c]?.contentOod ?? null);
+  insertColumnAfter(t, 'paper format+content-OOD', 'format+content-OOD average',
+    (c) => paperOodCell(c, 'formatContentOod') || NA, (c) => PAPER_ROWS[c]?.formatContentOod ?? null);
   if (t.raw.length) t.notes.splice(1, 0, INTERVAL_NOTE);
   return t;
 }
