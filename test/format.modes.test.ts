@@ -72,9 +72,9 @@ test('states follow from modes: a repetition loop is never a healthy response', 
   assert.equal(controlCollapse('emptyCall') && controlCollapse('voidTurn') && controlCollapse('tags') && !controlCollapse('loop'), true);
 });
 
-/** Every committed rollout sample, read: (message, the state recorded when the run was made). */
-function committedMessages(limitFiles: number): { m: string; state: string }[] {
-  const out: { m: string; state: string }[] = [];
+/** Every committed rollout sample, read per file: (message, the state recorded when the run was made). */
+function committedMessages(limitFiles: number): { m: string; state: string }[][] {
+  const out: { m: string; state: string }[][] = [];
   const files: string[] = [];
   for (const store of ['full', 'full-instruct']) {
     const root = path.join('data', 'results', store);
@@ -87,28 +87,40 @@ function committedMessages(limitFiles: number): { m: string; state: string }[] {
     }
   }
   for (const f of files.slice(0, limitFiles)) {
+    const run: { m: string; state: string }[] = [];
     for (const line of fs.readFileSync(f, 'utf8').split('\n')) {
       if (!line.trim()) continue;
       const r = JSON.parse(line) as { messages: string[]; states: string[] };
-      r.messages.forEach((m, i) => out.push({ m, state: r.states[i] }));
+      r.messages.forEach((m, i) => run.push({ m, state: r.states[i] }));
     }
+    out.push(run);
   }
   return out;
 }
 
 test('the judge and the guard keep the rule the committed runs were made with (their recorded states)', () => {
-  const msgs = committedMessages(60);
-  assert.ok(msgs.length > 10000, `${msgs.length} committed messages`);
+  const runs = committedMessages(80);
+  assert.ok(runs.flat().length > 10000, `${runs.flat().length} committed messages`);
   let moved = 0;
-  for (const { m, state } of msgs) {
-    const mode = messageMode(m);
-    // the recorded full collapse is exactly the control-tag collapse the guard counts
-    assert.equal(controlCollapse(mode), state === 'fullCollapse', `${state} vs ${mode}: ${JSON.stringify(m)}`);
-    // the recorded "pollution or full collapse" is exactly the judge's format fault
-    assert.equal(formatFault(m), state === 'pollution' || state === 'fullCollapse', `${state}: ${JSON.stringify(m)}`);
-    assert.equal(mode === 'healthyCall', state === 'healthyCall', `${state} vs ${mode}: ${JSON.stringify(m)}`);
-    if (stateOfMode(mode) !== state) moved++;
+  let oldRuleRuns = 0;
+  for (const run of runs) {
+    // a run made since the message modes recorded their states (every state is the current mode's); the others were
+    // made with the earlier rule, which the PRS judge (formatFault) keeps
+    const current = run.every(({ m, state }) => stateOfMode(messageMode(m)) === state);
+    if (current) continue;
+    oldRuleRuns++;
+    // a run of the earlier rule must match it in every message, or the run follows neither rule
+    for (const { m, state } of run) {
+      const mode = messageMode(m);
+      // the recorded full collapse is exactly the control-tag collapse the guard counts
+      assert.equal(controlCollapse(mode), state === 'fullCollapse', `${state} vs ${mode}: ${JSON.stringify(m)}`);
+      // the recorded "pollution or full collapse" is exactly the judge's format fault
+      assert.equal(formatFault(m), state === 'pollution' || state === 'fullCollapse', `${state}: ${JSON.stringify(m)}`);
+      assert.equal(mode === 'healthyCall', state === 'healthyCall', `${state} vs ${mode}: ${JSON.stringify(m)}`);
+      if (stateOfMode(mode) !== state) moved++;
+    }
   }
+  assert.ok(oldRuleRuns > 0, 'no committed run made with the earlier rule');
   // what the current rule changes: loops and call fragments leave 'healthy response' (measured, not zero)
   assert.ok(moved > 0);
 });
