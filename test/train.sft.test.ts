@@ -83,3 +83,27 @@ test('a NaN loss stops training naming the step, before the optimizer touches a 
   }
   model.dispose();
 });
+
+test('SFT leaves out a sequence whose trained tokens the truncation cuts away, and refuses a set of only those', async () => {
+  const data = seqs();
+  // the first trained token of each sequence, and a maxLen that keeps it in the earliest ones only: at maxLen
+  // cut + 1 the targets are tokens 1 .. cut
+  const firstTrained = data.map((s) => s.lossMask.indexOf(1));
+  const cut = Math.min(...firstTrained);
+  const keeps = firstTrained.filter((p) => p <= cut).length;
+  assert.ok(keeps >= 1 && keeps < data.length, `first trained tokens at ${firstTrained}`);
+  // the same sequences again, with the prompt padded by 50 tokens so their trained part starts past `cut`
+  const late = data.map((s) => ({ ids: [...Array(50).fill(s.ids[0]), ...s.ids],
+    lossMask: [...Array(50).fill(0), ...s.lossMask] }));
+  const model = tinyModel(3);
+  const before = tf.memory().numTensors;
+  // before the fix, a batch of only cut-away sequences failed: "Cannot find a connection between any variable ..."
+  const res = await trainSFT(model, [...data, ...late], { epochs: 1, batchSize: 1, maxLen: cut + 1, seed: 1 },
+    { progress: false });
+  assert.equal(res.skipped, data.length - keeps + late.length);
+  assert.equal(res.steps, keeps);
+  assert.equal(tf.memory().numTensors, before);
+  await assert.rejects(trainSFT(model, late, { epochs: 1, maxLen: cut + 1 }, { progress: false }),
+    /none of the 4 sequences has a trained token within its first/);
+  model.dispose();
+});

@@ -59,6 +59,11 @@ export interface SFTHooks {
 
 export interface SFTResult {
   steps: number;
+  /**
+   * Sequences left out because none of their trained tokens lies within the first `maxLen` tokens (a long
+   * conversation whose assistant turn the truncation cuts away): there is nothing in them to learn.
+   */
+  skipped: number;
   firstLoss: number;
   finalLoss: number;
   seconds: number;
@@ -103,6 +108,15 @@ export async function trainSFT(model: GPT, data: TrainingSequence[], config: Par
   hooks: SFTHooks = {}): Promise<SFTResult> {
   const cfg: SFTConfig = { ...defaultSFTConfig, ...config };
   if (data.length === 0) throw new Error('trainSFT: no training sequences');
+  const limit = Math.min(cfg.maxLen, model.config.blockSize);
+  const all = data;
+  // a batch of such sequences alone has a loss that no weight reaches, which the optimizer refuses
+  data = all.filter((s) => hasTrainedToken(s, limit));
+  const skipped = all.length - data.length;
+  if (data.length === 0) throw new Error(`trainSFT: none of the ${all.length} sequences has a trained token within ` +
+    `its first ${limit} tokens (maxLen / blockSize)`);
+  if (skipped > 0 && hooks.progress !== false) process.stderr.write(`[sft] ${skipped} of ${all.length} sequences ` +
+    `have no trained token within their first ${limit} tokens: left out\n`);
   const rng = new Rng(cfg.seed);
   const lengths = data.map((s) => s.ids.length);
   const perEpoch = Math.ceil(data.length / cfg.batchSize);
@@ -152,5 +166,13 @@ export async function trainSFT(model: GPT, data: TrainingSequence[], config: Par
   }
   const seconds = (Date.now() - t0) / 1000;
   bar.finish(`loss ${emaLoss.toFixed(3)} | ${Math.round(tokens / Math.max(seconds, 1e-3))} tok/s`);
-  return { steps: step, firstLoss, finalLoss: lastLoss, seconds, tokensPerS: tokens / Math.max(seconds, 1e-3) };
+  return { steps: step, skipped, firstLoss, finalLoss: lastLoss, seconds,
+    tokensPerS: tokens / Math.max(seconds, 1e-3) };
+}
+
+/** Does `s` train on any token that padBatch keeps at this length (a target at position 1 .. limit - 1)? */
+function hasTrainedToken(s: TrainingSequence, limit: number): boolean {
+  const n = Math.min(s.ids.length, limit);
+  for (let t = 1; t < n; t++) if (s.lossMask[t] === 1) return true;
+  return false;
 }
