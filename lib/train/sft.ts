@@ -109,17 +109,16 @@ export async function trainSFT(model: GPT, data: TrainingSequence[], config: Par
   const cfg: SFTConfig = { ...defaultSFTConfig, ...config };
   if (data.length === 0) throw new Error('trainSFT: no training sequences');
   const limit = Math.min(cfg.maxLen, model.config.blockSize);
-  const all = data;
   // a batch of such sequences alone has a loss that no weight reaches, which the optimizer refuses
-  data = all.filter((s) => hasTrainedToken(s, limit));
-  const skipped = all.length - data.length;
-  if (data.length === 0) throw new Error(`trainSFT: none of the ${all.length} sequences has a trained token within ` +
+  const kept = data.filter((s) => hasTrainedToken(s, limit));
+  const skipped = data.length - kept.length;
+  if (kept.length === 0) throw new Error(`trainSFT: none of the ${data.length} sequences has a trained token within ` +
     `its first ${limit} tokens (maxLen / blockSize)`);
-  if (skipped > 0 && hooks.progress !== false) process.stderr.write(`[sft] ${skipped} of ${all.length} sequences ` +
+  if (skipped > 0 && hooks.progress !== false) process.stderr.write(`[sft] ${skipped} of ${data.length} sequences ` +
     `have no trained token within their first ${limit} tokens: left out\n`);
   const rng = new Rng(cfg.seed);
-  const lengths = data.map((s) => s.ids.length);
-  const perEpoch = Math.ceil(data.length / cfg.batchSize);
+  const lengths = kept.map((s) => s.ids.length);
+  const perEpoch = Math.ceil(kept.length / cfg.batchSize);
   const totalSteps = perEpoch * cfg.epochs;
   const schedule = cosineWithWarmup(cfg.lr, totalSteps, cfg.warmupRatio);
   const opt = new AdamW(model.params(), { weightDecay: cfg.weightDecay, maxGradNorm: cfg.maxGradNorm });
@@ -136,7 +135,7 @@ export async function trainSFT(model: GPT, data: TrainingSequence[], config: Par
         const lr = schedule(step);
         let res: { loss: number; gradNorm: number; tokens: number };
         try {
-          res = sftStep(model, opt, idx.map((i) => data[i]), lr, cfg.maxLen);
+          res = sftStep(model, opt, idx.map((i) => kept[i]), lr, cfg.maxLen);
         } catch (err) {
           if (err instanceof NonFinite) throw divergedAt(err,
             { phase: 'sft', stage: hooks.stage ?? 0, step: step + 1, lr });

@@ -107,11 +107,9 @@ export function makeTable(id: string, title: string, exps: ExperimentResults[], 
 export function insertPerSeedColumn<T>(t: ReportTable, exps: ExperimentResults[], column: string, before: string | null,
   perSeed: (s: ExperimentResults['seeds'][number], e: ExperimentResults) => T, cell: (values: T[]) => string): void {
   const at = before === null ? t.columns.length : t.columns.indexOf(before);
-  t.columns.splice(at, 0, column);
-  t.rows.forEach((r, i) => {
+  spliceColumn(t, column, at, (i) => {
     const values = exps[i].seeds.map((s) => perSeed(s, exps[i]));
-    r.splice(at, 0, cell(values));
-    t.raw[i].values[column] = values as RawRow['values'][string];
+    return [cell(values), values as RawRow['values'][string]];
   });
 }
 
@@ -123,10 +121,17 @@ export function insertColumnAfter(t: ReportTable, column: string, after: string,
   cell: (config: string) => string, value: (config: string) => number | null): void {
   const at = t.columns.indexOf(after) + 1;
   if (at === 0) throw new Error(`table ${t.id} has no column "${after}"`);
+  spliceColumn(t, column, at, (i) => [cell(t.raw[i].config), value(t.raw[i].config)]);
+}
+
+/** Put `column` at index `at`: row i gets the first of `make(i)` as its cell, its raw row the second. */
+function spliceColumn(t: ReportTable, column: string, at: number,
+  make: (row: number) => [string, RawRow['values'][string]]): void {
   t.columns.splice(at, 0, column);
   t.rows.forEach((r, i) => {
-    r.splice(at, 0, cell(t.raw[i].config));
-    t.raw[i].values[column] = value(t.raw[i].config);
+    const [cell, value] = make(i);
+    r.splice(at, 0, cell);
+    t.raw[i].values[column] = value;
   });
 }
 
