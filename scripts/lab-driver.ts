@@ -13,7 +13,7 @@ import { chromium, Browser, Page } from "playwright-core";
 import { freePort } from "./free-port";
 
 export const CHROMIUM = process.env.TOOLRL_CHROMIUM ?? "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
+export const CHROMIUM_ARGS = [
   "--headless",
   "--no-sandbox",
   "--disable-gpu",

@@ -271,18 +271,27 @@ export function subStore<S extends StoreLike>(store: S, configs: string[]): S {
 
 /** A ReportTable (lib/report/tables/base.ts) with its notes, as report.html shows it. */
 export function showReportTable(table: TableLike): void {
+  if (inKernel()) return showHtml(reportTableHtml(table));
   const t = fitColumns(table);
-  const rows = t.rows.map((r) => Object.fromEntries(t.columns.map((c, j) => [c, r[j]])));
-  if (!inKernel()) {
-    console.log(rows.length ? tableText(rows, { caption: t.title }) : `${t.title}\n(no finished runs)`);
-    return;
-  }
+  const rows = tableRows(t);
+  console.log(rows.length ? tableText(rows, { caption: t.title }) : `${t.title}\n(no finished runs)`);
+}
+
+/**
+ * The HTML a notebook shows for a ReportTable: constant columns moved into the notes (`fitColumns`), parts no wider
+ * than the output area, the notes below. test/browser.tables.test.ts draws it in Chromium to check that it fits.
+ */
+export function reportTableHtml(table: TableLike): string {
+  const t = fitColumns(table);
+  const rows = tableRows(t);
   const notes = t.notes.length
     ? `<ul style="font-size:12px;color:#555">${t.notes.map((n) => `<li>${escapeHtml(n)}</li>`).join("")}</ul>`
     : "";
-  showHtml(tableHtml(rows.length ? rows : [{ [t.columns[0] ?? "method"]: "(no finished runs)" }],
-    { caption: t.title, maxWidth: OUTPUT_WIDTH_PX }) + notes);
+  return tableHtml(rows.length ? rows : [{ [t.columns[0] ?? "method"]: "(no finished runs)" }],
+    { caption: t.title, maxWidth: OUTPUT_WIDTH_PX }) + notes;
 }
+
+const tableRows = (t: TableLike) => t.rows.map((r) => Object.fromEntries(t.columns.map((c, j) => [c, r[j]])));
 
 /**
  * As stats.ts formatProbability (not imported: stats.ts loads danfojs): "4.1e-3" below 0.01, never a column of 0.000.
