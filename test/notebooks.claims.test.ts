@@ -19,6 +19,7 @@ import { collapsedSeeds } from '../lib/report/figures/timeline';
 import { formatLr } from '../lib/report/stats/seeds';
 import { isFinished } from '../lib/experiments/store/folder';
 import { recordsOf } from '../lib/train/records';
+import { findings, verdictLabel } from '../lib/report/tables/findings';
 
 const ROOT = path.resolve(__dirname, '..');
 const NOTEBOOKS = path.join(ROOT, 'notebooks');
@@ -126,6 +127,18 @@ const CLAIMS: Claim[] = [
     check: () => assert.deepEqual(
       [GUARD.defaults.pImEnd, GUARD.defaults.pJsonOpen, GUARD.defaults.fullCollapse, GUARD.defaults.maxPhases,
         GUARD.defaults.minGap], [0.25, 0.9, 0.25, 2, 10]),
+  },
+  {
+    notebook: '10-sync-vs-interleaved.ipynb',
+    says: 'while one of them has fewer than three seeds its verdict reads "(preliminary)"',
+    check: () => {
+      const f4 = findings(store('full-instruct')).find((f) => f.id === 'F4')!;
+      const rows = ['ops', 'hbg', 'ets-difflr', 'prs'].map((c) => store('full-instruct').experiments
+        .find((e) => e.spec.name === `${c}-lr1e-3`)).filter((e): e is ExperimentResults => !!e);
+      const short = rows.filter((e) => e.seeds.length < 3);
+      if (f4.verdict === 'not testable') return;
+      assert.equal(verdictLabel(f4).endsWith('(preliminary)'), short.length > 0, `F4: ${verdictLabel(f4)}`);
+    },
   },
   ...['08-ets.ipynb', '09-prs.ipynb'].map((notebook): Claim => ({
     notebook,

@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ExperimentSpec } from '../lib/experiments/registry/spec';
 import { loadResults } from '../lib/report/store/results';
-import { Verdict, findings, findingsTable } from '../lib/report/tables/findings';
+import { Verdict, findings, findingsTable, verdictLabel } from '../lib/report/tables/findings';
 
 const ID_CATS = ['base', 'miss_func', 'miss_param', 'long_context'];
 const OOD_CATS = ['base', 'miss_param', 'miss_func'];
@@ -50,6 +50,8 @@ interface RunSpec {
   idConstrained?: number;
   /** Tasks per category of format-OOD (default TASKS). */
   oodTasks?: number;
+  /** Seeds of this config when fewer than the store's (a row still landing). */
+  seeds?: number;
 }
 
 const TASKS = 100;
@@ -58,7 +60,7 @@ const TASKS = 100;
 function store(runs: Record<string, RunSpec>, seeds = 3) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'toolrl-findings-'));
   for (const [config, r] of Object.entries(runs)) {
-    for (let seed = 1; seed <= seeds; seed++) {
+    for (let seed = 1; seed <= (r.seeds ?? seeds); seed++) {
       const dir = path.join(root, 'full', config, `seed-${seed}`);
       fs.mkdirSync(dir, { recursive: true });
       const evals: Record<string, unknown> = { id: split(r.id, ID_CATS, TASKS) };
@@ -191,9 +193,30 @@ test('F7: both halves, the GRPO learning rate and ETS\'s SFT rate', () => {
 });
 
 test('findingsTable: a column pair per store', () => {
-  const a = store({ 'base-model': base, 'vanilla-rl': { id: 0.4, vals: HELD } }, 1);
-  const b = store({ 'base-model': base, 'vanilla-rl': { id: 0, vals: COLLAPSED } }, 1);
+  const a = store({ 'base-model': base, 'vanilla-rl': { id: 0.4, vals: HELD } });
+  const b = store({ 'base-model': base, 'vanilla-rl': { id: 0, vals: COLLAPSED } });
   const t = findingsTable([{ label: 'a', store: a }, { label: 'b', store: b }]);
   assert.deepEqual(t.columns.slice(2), ['a', 'a: evidence', 'b', 'b: evidence']);
   assert.deepEqual([t.rows[0][0], t.rows[0][2], t.rows[0][4]], ['F1', 'not shown', 'reproduced']);
+});
+
+test('a verdict on rows with fewer seeds than the study\'s is preliminary and names them; complete rows are not', () => {
+  const runs = (prsSeeds: number) => ({
+    'base-model': base, 'vanilla-rl': { id: 0.4, vals: HELD }, 'vanilla-rl-lr1e-3': { id: 0, vals: COLLAPSED },
+    'ops-lr1e-3': { id: 0.3, vals: HELD }, 'hbg-lr1e-3': { id: 0, vals: COLLAPSED },
+    'ets-difflr-lr1e-3': { id: 0, vals: COLLAPSED }, 'prs-lr1e-3': { id: 0, vals: COLLAPSED, seeds: prsSeeds },
+  });
+  const f4 = (prsSeeds: number) => findings(store(runs(prsSeeds))).find((f) => f.id === 'F4')!;
+  const short = f4(1);
+  assert.equal(short.verdict, 'inverted', short.evidence);
+  assert.equal(short.preliminary, 'prs-lr1e-3: 1 of 3');
+  assert.equal(verdictLabel(short), 'inverted (preliminary)');
+  assert.match(short.evidence, /^Preliminary, rows with fewer seeds than the study's \(prs-lr1e-3: 1 of 3\)\. /);
+  const full = f4(3);
+  assert.equal(full.preliminary, undefined);
+  assert.equal(verdictLabel(full), 'inverted');
+  // only the rows a rule compares count: F1 reads vanilla-rl and the base, both complete
+  assert.equal(findings(store(runs(1))).find((f) => f.id === 'F1')!.preliminary, undefined);
+  const t = findingsTable([{ label: 'a', store: store(runs(1)) }]);
+  assert.equal(t.rows.find((r) => r[0] === 'F4')![2], 'inverted (preliminary)');
 });

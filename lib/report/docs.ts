@@ -19,7 +19,7 @@ import { guardTable, guardTriggerTable, sftDoseTable } from './tables/beyond';
 import { bestTable, memorisationTable, pointsTable } from './tables/learning';
 import { precursorTable } from './tables/precursor';
 import { branchTable } from './tables/branches';
-import { findings, findingsTable } from './tables/findings';
+import { findings, findingsTable, verdictLabel } from './tables/findings';
 import { anatomyTable, collapseSummaryTable, loopRuleTable } from './tables/anatomy';
 import { pipelineTable } from './tables/pipeline';
 import { mdCell, toMarkdown } from './render/tables';
@@ -147,7 +147,7 @@ function verdictTable(stores: RegimeStore[]): string {
   const lines = [`| # | the paper's claim | ${stores.map((s) => s.label).join(' | ')} |`,
     `| :--- | :--- | ${stores.map(() => ':---').join(' | ')} |`];
   per[0].forEach((f, i) =>
-    lines.push(`| ${f.id} | ${mdCell(f.claim)} | ${per.map((p) => `**${p[i].verdict}**`).join(' | ')} |`));
+    lines.push(`| ${f.id} | ${mdCell(f.claim)} | ${per.map((p) => `**${verdictLabel(p[i])}**`).join(' | ')} |`));
   return lines.join('\n');
 }
 

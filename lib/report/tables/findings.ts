@@ -32,6 +32,7 @@ import { COLLAPSE_LR } from '../../experiments/registry/configs';
 import { PAPER_ROWS } from '../paper';
 import { MODE_LABEL } from '../../format/types';
 import { RunAnatomy, runAnatomy } from './anatomy';
+import { getStorePreset } from '../../experiments/registry/presets';
 
 export type Verdict = 'reproduced' | 'partly' | 'inverted' | 'not shown' | 'not testable';
 
@@ -41,7 +42,15 @@ export interface Finding {
   claim: string;
   verdict: Verdict;
   evidence: string;
+  /**
+   * The compared rows that have fewer seeds than the store's preset runs (e.g. "PRS, lr 1e-3: 1 of 3"), while the
+   * study is still landing; absent when every row is complete. The verdict then reads "(preliminary)".
+   */
+  preliminary?: string;
 }
+
+/** The verdict as the tables print it: "inverted", or "inverted (preliminary)" while rows lack seeds. */
+export const verdictLabel = (f: Finding): string => f.preliminary ? `${f.verdict} (preliminary)` : f.verdict;
 
 type Split = 'id' | 'format_ood' | 'content_ood' | 'format_content_ood';
 type Seed = ExperimentResults['seeds'][number];
@@ -70,8 +79,19 @@ interface CollapsedRun { e: ExperimentResults; seed: Seed; anatomy: RunAnatomy }
 /** What the rules read from one store. */
 class Evidence {
   readonly start: number | null;
+  /** The seeds the store's preset runs (3 at `full`); null for a folder no preset names. */
+  readonly studySeeds: number | null;
+  /** The experiments the rule being judged compared (`diff`): whose seed counts qualify its verdict. */
+  readonly compared = new Set<ExperimentResults>();
   constructor(readonly store: ResultsStore) {
     this.start = baseValAccuracy(store);
+    let seeds: number | null = null;
+    try {
+      seeds = getStorePreset(store.preset).seeds.length;
+    } catch {
+      // a store folder named by no preset: seed counts are not judged
+    }
+    this.studySeeds = seeds;
   }
 
   exp(name: string): ExperimentResults | undefined {
@@ -87,6 +107,7 @@ class Evidence {
   diff(a: string | ExperimentResults | undefined, b: string | ExperimentResults | undefined, split: Split = 'id',
     level = 0.95): Interval | null {
     const [ea, eb] = [typeof a === 'string' ? this.exp(a) : a, typeof b === 'string' ? this.exp(b) : b];
+    for (const e of [ea, eb]) if (e) this.compared.add(e);
     const [oa, ob] = [this.outcomes(ea, split), this.outcomes(eb, split)];
     return oa && ob ? differenceInterval(oa, ob, CATS[split], { level }) : null;
   }
@@ -394,7 +415,24 @@ function f7(ev: Evidence): Finding {
 /** The seven findings for one store. */
 export function findings(store: ResultsStore): Finding[] {
   const ev = new Evidence(store);
-  return [f1(ev), f2(ev), f3(ev), f4(ev), f5(ev), f6(ev), f7(ev)];
+  return [f1, f2, f3, f4, f5, f6, f7].map((rule) => {
+    ev.compared.clear();
+    return markPreliminary(ev, rule(ev));
+  });
+}
+
+/**
+ * A verdict on rows that still lack seeds is a pilot's, not the study's: the interval then spans fewer seeds than
+ * the others' and can move when the rest land. Such a finding names the short rows and reads "(preliminary)".
+ */
+function markPreliminary(ev: Evidence, f: Finding): Finding {
+  const n = ev.studySeeds;
+  if (f.verdict === 'not testable' || n === null) return f;
+  const short = [...ev.compared].filter((e) => e.seeds.length < n);
+  if (!short.length) return f;
+  const preliminary = short.map((e) => `${e.spec.label}: ${e.seeds.length} of ${n}`).join(', ');
+  return { ...f, preliminary, evidence: `Preliminary, rows with fewer seeds than the study's (${preliminary}). ` +
+    f.evidence };
 }
 
 /** One table, a column pair per store: "regime label" -> store. */
@@ -402,13 +440,14 @@ export function findingsTable(stores: { label: string; store: ResultsStore }[]):
   const per = stores.map((s) => findings(s.store));
   const columns = ['#', 'the paper\'s claim (Qwen2.5-1.5B-Instruct)',
     ...stores.flatMap((s) => [s.label, `${s.label}: evidence`])];
-  const rows = per[0].map((f, i) => [f.id, f.claim, ...per.flatMap((p) => [p[i].verdict, p[i].evidence])]);
+  const rows = per[0].map((f, i) => [f.id, f.claim, ...per.flatMap((p) => [verdictLabel(p[i]), p[i].evidence])]);
   return {
     id: 'table-findings', title: 'Findings F1-F7 against the paper, per regime', columns, rows,
     raw: per[0].map((f, i) => ({ config: f.id, label: f.claim, seeds: [],
       values: Object.fromEntries(stores.map((s, j) => [s.label, per[j][i].verdict])) })),
     notes: ['Verdicts by fixed rules (lib/report/tables/findings.ts): reproduced / partly / inverted / not shown / ' +
-      'not testable; ' +
-      'differences are paired bootstrap intervals over the test tasks and seeds (95%), percent points.'],
+      'not testable; "(preliminary)" while a row the rule compares has fewer seeds than the study runs (the ' +
+      'evidence names it); differences are paired bootstrap intervals over the test tasks and seeds (95%), percent ' +
+      'points.'],
   };
 }
