@@ -430,7 +430,7 @@ function markPreliminary(ev: Evidence, f: Finding): Finding {
   if (f.verdict === 'not testable' || n === null) return f;
   const short = [...ev.compared].filter((e) => e.seeds.length < n);
   if (!short.length) return f;
-  const preliminary = short.map((e) => `${e.spec.label}: ${e.seeds.length} of ${n}`).join(', ');
+  const preliminary = short.map((e) => `${e.spec.label}: ${e.seeds.length} of ${n}`).join('; ');
   return { ...f, preliminary, evidence: `Preliminary, rows with fewer seeds than the study's (${preliminary}). ` +
     f.evidence };
 }
