@@ -13,7 +13,7 @@ import * as path from "node:path";
 import { chromium } from "playwright-core";
 import { CHROMIUM, CHROMIUM_ARGS } from "../scripts/lab-driver";
 import { loadPipelineStore, loadRegimeStores, storeTables } from "../lib/report/docs";
-import { reportTableHtml } from "../lib/report/notebook/views";
+import { reportTableHtml, tableRows } from "../lib/report/notebook/views";
 import { OUTPUT_WIDTH_PX, estimateTableWidth, fitColumns, tableHtml } from "../lib/report/render/rows";
 
 const ROOT = path.resolve(__dirname, "..");
@@ -30,10 +30,7 @@ test("every report table drawn as a notebook draws it fits the output area", { s
     const fitted = tables.map((t, i) => `<div id="fit-${i}" style="width:${OUTPUT_WIDTH_PX}px">` +
       `${reportTableHtml(t.table)}</div>`);
     // the same tables whole, in a box wide enough never to squeeze them, to compare with the estimate
-    const rowsOf = (i: number) => {
-      const t = fitColumns(tables[i].table);
-      return t.rows.map((r) => Object.fromEntries(t.columns.map((c, j) => [c, r[j]])));
-    };
+    const rowsOf = (i: number) => tableRows(fitColumns(tables[i].table));
     const whole = tables.map((_, i) => `<div id="whole-${i}" style="width:20000px">${tableHtml(rowsOf(i))}</div>`);
     await page.setContent(`<!doctype html><html><body>${fitted.join("\n")}${whole.join("\n")}</body></html>`);
 

@@ -33,6 +33,16 @@ export interface PaddedBatch {
 }
 
 /**
+ * Does `s` train on any token that padBatch keeps at `maxLen`: a target at position 1 .. maxLen - 1 whose mask is 1?
+ * A sequence without one adds nothing to a batch's loss (trainSFT leaves such sequences out).
+ */
+export function hasTrainedToken(s: { ids: number[]; lossMask: number[] }, maxLen: number): boolean {
+  const n = Math.min(s.ids.length, maxLen);
+  for (let t = 1; t < n; t++) if (s.lossMask[t] === 1) return true;
+  return false;
+}
+
+/**
  * Build a padded batch. `extras[name][b]` are per-token arrays aligned with `seqs[b].ids`; the value at
  * token t belongs to prediction position t-1 like the mask, and is kept where the mask is 1. `maxLen`
  * truncates (keeping the start). `starts[b]` (default 0): row b's inputs begin at its token starts[b], the

@@ -12,7 +12,7 @@ import { rowLogProbs } from '../model/logprobs';
 import { AdamW, computeGrads, disposeGrads } from './optim';
 import { cosineWithWarmup } from './schedule';
 import { TrainingSequence } from './encode';
-import { bucketedBatches, padBatch, PaddedBatch } from './batch';
+import { bucketedBatches, hasTrainedToken, padBatch, PaddedBatch } from './batch';
 import { MetricsSink } from './metrics';
 import type { SFTStepRecord } from './records';
 import { ProgressBar } from '../util/progress';
@@ -167,11 +167,4 @@ export async function trainSFT(model: GPT, data: TrainingSequence[], config: Par
   bar.finish(`loss ${emaLoss.toFixed(3)} | ${Math.round(tokens / Math.max(seconds, 1e-3))} tok/s`);
   return { steps: step, skipped, firstLoss, finalLoss: lastLoss, seconds,
     tokensPerS: tokens / Math.max(seconds, 1e-3) };
-}
-
-/** Does `s` train on any token that padBatch keeps at this length (a target at position 1 .. limit - 1)? */
-function hasTrainedToken(s: TrainingSequence, limit: number): boolean {
-  const n = Math.min(s.ids.length, limit);
-  for (let t = 1; t < n; t++) if (s.lossMask[t] === 1) return true;
-  return false;
 }

@@ -291,7 +291,8 @@ export function reportTableHtml(table: TableLike): string {
     { caption: t.title, maxWidth: OUTPUT_WIDTH_PX }) + notes;
 }
 
-const tableRows = (t: TableLike) => t.rows.map((r) => Object.fromEntries(t.columns.map((c, j) => [c, r[j]])));
+/** A table's rows as objects keyed by column, the input tableHtml and tableText take. */
+export const tableRows = (t: TableLike) => t.rows.map((r) => Object.fromEntries(t.columns.map((c, j) => [c, r[j]])));
 
 /**
  * As stats.ts formatProbability (not imported: stats.ts loads danfojs): "4.1e-3" below 0.01, never a column of 0.000.
